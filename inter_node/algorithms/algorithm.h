@@ -1,0 +1,112 @@
+// Flat algorithms over MPI. Each algorithm lives in its own file, next to its cost formula in the
+// alpha-beta-gamma model, and is described by one FlatAlgorithm record; the tuner and STRATA_ALGO
+// choose among the records of a collective. Building blocks that compositions reuse (a ring
+// reduce-scatter over given slices, a binomial gather, ...) are declared here as well.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "kernels/plan/collective.h"
+#include "kernels/plan/cost.h"
+#include "kernels/plan/group.h"
+#include "kernels/plan/plan_builder.h"
+
+namespace strata {
+
+// What a builder needs besides the call: the cost parameters of the level it runs on (for
+// pipelining decisions) and a cap on the number of pipeline blocks.
+struct BuildOptions {
+  LinkCost link;
+  size_t maxPipelineBlocks = 256;
+  size_t minPipelineBytes = 8192;  // blocks below this size do not pay for their message
+};
+
+struct FlatAlgorithm {
+  const char* name;
+  Collective collective;
+  // Empty when the algorithm can serve the call on `p` ranks; else why not (shown to the user).
+  std::string (*unsupported)(const CollectiveArgs& args, int p);
+  // Builds the plan of group member g.me for the whole call (buffers kSend, kRecv as the API's).
+  void (*build)(PlanBuilder& b, const CollectiveArgs& args, const Group& g, const BuildOptions& opt);
+  // Predicted time in seconds.
+  double (*cost)(const CollectiveArgs& args, int p, const LinkCost& c);
+  const char* formula;  // the cost formula as text, for documentation and logs
+};
+
+// All flat algorithms, in a fixed order.
+const std::vector<const FlatAlgorithm*>& flatAlgorithms();
+// The flat algorithms of one collective.
+std::vector<const FlatAlgorithm*> flatAlgorithmsFor(Collective c);
+const FlatAlgorithm* findFlatAlgorithm(Collective c, const std::string& name);
+
+// Bytes of a call's vector (count * element size) as a double, for cost formulas.
+inline double callBytes(const CollectiveArgs& a) { return static_cast<double>(a.count) * static_cast<double>(a.elemSize()); }
+
+// Builds the avg division step only when the call's op is strataAvg.
+inline void divideIfAverage(PlanBuilder& b, const CollectiveArgs& a, Slice s) {
+  if (a.op == strataAvg) b.divide(s);
+}
+
+// ---- Building blocks (slices are in the builder's buffers; groups give the peers) ----
+
+// Ring reduce-scatter (002, "Linear-ring reduce-scatter"): p-1 rounds; in round s member r sends
+// its partial sum of block (r-s-1) to r+1 and adds its own input to block (r-s-2) received from
+// r-1. `input[i]` is my contribution to block i; the reduced block `me` is written to `result`.
+// Partial sums travel through two scratch slots. Empty blocks cost nothing.
+void buildRingReduceScatter(PlanBuilder& b, const Group& g, const std::vector<Slice>& input, Slice result,
+                            int tagBase = 0);
+
+// Ring allgather (002, "Linear-ring allgather"): p-1 rounds; in round s member r forwards block
+// (r-s) to r+1 and receives block (r-s-1) from r-1. `mine` is my block (copied to out[me] unless
+// it is the same slice); out[i] receives block i.
+void buildRingAllGather(PlanBuilder& b, const Group& g, Slice mine, const std::vector<Slice>& out, int tagBase = 0);
+
+// Binomial gather to member 0 of `g` (002, "Binomial tree gather"): member v collects the
+// contiguous range of blocks of its subtree [v, v + lowbit(v)) into `image` (a slice laid out like
+// the whole vector, blocks in group order) and sends it to v - lowbit(v). `mine` is my block's
+// current location (copied into the image if different).
+void buildBinomialGather(PlanBuilder& b, const Group& g, const BlockLayout& blocks, Slice mine, Slice image,
+                         int tagBase = 0);
+
+// Binomial scatter from member 0 of `g` (002, "Binomial tree-like, divide-and-conquer scatter"):
+// the inverse of the gather. Member 0's blocks are in `source`; member v receives the range of its
+// subtree into `image` and forwards the children's ranges.
+void buildBinomialScatter(PlanBuilder& b, const Group& g, const BlockLayout& blocks, Slice source, Slice image,
+                          int tagBase = 0);
+
+// Binomial broadcast from member 0 of `g` (002, "Binomial tree broadcast"): member 0 sends `src`;
+// every other member receives into `dst` and forwards to its children, largest subtree first.
+void buildBinomialBroadcast(PlanBuilder& b, const Group& g, Slice src, Slice dst, int tagBase = 0);
+
+// Binomial reduce to member 0 of `g` (002, "Binomial tree reduction"): children's partial sums are
+// received into scratch and added to my accumulator, which is then sent to the parent. `input` is
+// my contribution, `acc` where my partial sum accumulates (the result at member 0).
+void buildBinomialReduce(PlanBuilder& b, const Group& g, Slice input, Slice acc, int tagBase = 0);
+
+// Recursive halving reduce-scatter and recursive doubling allgather over a power-of-two set of
+// virtual ranks (002, "The power of the hypercube/butterfly"; Rabenseifner). `vpeers[j]` is the
+// communicator rank of virtual rank j, `vme` mine, `vblocks` the element ranges of the virtual
+// blocks (consecutive). The halving reads the first round's data from `in` and keeps partial sums
+// in `work` (both laid out like the whole vector); on exit `work` holds block vme reduced.
+void buildRecursiveHalving(PlanBuilder& b, const std::vector<int>& vpeers, int vme, const BlockLayout& vblocks,
+                           Slice in, Slice work, int tagBase);
+// On entry `work` holds block vme; on exit all blocks.
+void buildRecursiveDoubling(PlanBuilder& b, const std::vector<int>& vpeers, int vme, const BlockLayout& vblocks,
+                            Slice work, int tagBase);
+
+// The non-power-of-two reduction of 002's recursive algorithms: with p' the largest power of two
+// <= p and rem = p - p', members 2j and 2j+1 (j < rem) pair up; the even one sends its vector to
+// the odd one, which adds it. Returns my virtual rank among the p' survivors (-1 for the even
+// members that sat out) and their communicator ranks in `vpeers`.
+struct Fold {
+  int p2 = 1;
+  int rem = 0;
+  int vme = -1;
+  std::vector<int> vpeers;
+  // Group index of the real member that plays virtual rank j.
+  std::vector<int> vmember;
+};
+Fold makeFold(const Group& g);
+
+}  // namespace strata

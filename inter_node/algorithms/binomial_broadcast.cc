@@ -1,0 +1,24 @@
+// Binomial tree broadcast (002, "Binomial tree broadcast"): ceil(log2 p) rounds, each carrying the
+// whole message. The small-message broadcast.
+//   T(m) = ceil(log2 p)(alpha + beta m)
+#include "inter_node/algorithms/algorithm.h"
+
+namespace strata {
+namespace {
+
+std::string supports(const CollectiveArgs&, int) { return ""; }
+
+void build(PlanBuilder& b, const CollectiveArgs& a, const Group& g, const BuildOptions&) {
+  buildBinomialBroadcast(b, g.rotated(a.root), Slice{BufferId::kSend, 0, a.count}, Slice{BufferId::kRecv, 0, a.count});
+}
+
+double cost(const CollectiveArgs& a, int p, const LinkCost& c) {
+  return ceilLog2(p) * (c.alpha + c.beta * callBytes(a));
+}
+
+}  // namespace
+
+extern const FlatAlgorithm kBinomialBroadcast = {"binomial", Collective::kBroadcast, supports, build, cost,
+                                                 "ceil(log p)(a + b m)"};
+
+}  // namespace strata

@@ -1,0 +1,46 @@
+// Ring allgather (002, "Linear-ring allgather").
+//   T(m) = (p-1)(alpha + beta m/p)        (m: the gathered vector)
+#include "inter_node/algorithms/algorithm.h"
+
+namespace strata {
+
+void buildRingAllGather(PlanBuilder& b, const Group& g, Slice mine, const std::vector<Slice>& out, int tagBase) {
+  const int p = g.size();
+  const int r = g.me;
+  b.label("allgather", 0);
+  b.copy(out[static_cast<size_t>(r)], mine);
+  const int right = g.relative(1);
+  const int left = g.relative(-1);
+  auto block = [p](int i) { return ((i % p) + p) % p; };
+  for (int s = 0; s < p - 1; ++s) {
+    b.label("allgather", s);
+    const int sendBlock = block(r - s);
+    const int recvBlock = block(r - s - 1);
+    const Slice& sendSlice = out[static_cast<size_t>(sendBlock)];
+    if (sendSlice.count != 0) b.send(right, s == 0 ? mine : sendSlice, tagBase + s);
+    if (out[static_cast<size_t>(recvBlock)].count != 0) b.recv(left, out[static_cast<size_t>(recvBlock)], tagBase + s);
+  }
+}
+
+namespace {
+
+std::string supportsRing(const CollectiveArgs&, int) { return ""; }
+
+void buildAllGather(PlanBuilder& b, const CollectiveArgs& a, const Group& g, const BuildOptions&) {
+  const int p = g.size();
+  std::vector<Slice> out(static_cast<size_t>(p));
+  for (int i = 0; i < p; ++i) out[static_cast<size_t>(i)] = Slice{BufferId::kRecv, static_cast<size_t>(i) * a.count, a.count};
+  buildRingAllGather(b, g, Slice{BufferId::kSend, 0, a.count}, out);
+}
+
+double cost(const CollectiveArgs& a, int p, const LinkCost& c) {
+  const double m = callBytes(a) * p;
+  return (p - 1) * (c.alpha + c.beta * m / p);
+}
+
+}  // namespace
+
+extern const FlatAlgorithm kRingAllGather = {"ring", Collective::kAllGather, supportsRing, buildAllGather, cost,
+                                             "(p-1)(a + b m/p)"};
+
+}  // namespace strata

@@ -1,0 +1,209 @@
+#include "inter_node/executor.h"
+
+#include <sched.h>
+
+#include <algorithm>
+#include <chrono>
+#include <climits>
+
+#include "inter_node/mpi_check.h"
+
+namespace strata {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+int foldTag(int tag, int upperBound) { return upperBound > 0 ? tag % (upperBound + 1) : tag; }
+
+size_t pieceCount(size_t bytes, size_t maxBytes) {
+  if (bytes == 0) return 1;
+  return (bytes + maxBytes - 1) / maxBytes;
+}
+
+std::string contextText(const Plan& plan, const ExecContext& ctx) {
+  return strformat("%s #%llu (%s)", ctx.collective, ctx.seq, plan.algorithm.c_str());
+}
+
+}  // namespace
+
+Status Executor::run(const Plan& plan, const Bindings& bind, const ExecContext& ctx) {
+  const size_t n = plan.size();
+  if (n == 0) return Status::Ok();
+  remaining_.resize(n);
+  pendingRequests_.assign(n, 0);
+  ready_.clear();
+  readyHead_ = 0;
+  requests_.clear();
+  requestStep_.clear();
+  done_ = 0;
+  for (StepId i = 0; i < n; ++i) {
+    remaining_[i] = plan.steps[i].depCount;
+    if (remaining_[i] == 0) ready_.push_back(i);
+  }
+
+  const auto start = Clock::now();
+  const auto deadline = start + std::chrono::duration_cast<Clock::duration>(
+                                    std::chrono::duration<double>(ctx.timeoutSeconds));
+  unsigned idle = 0;
+  while (done_ < n) {
+    while (readyHead_ < ready_.size()) {
+      const StepId id = ready_[readyHead_++];
+      Status s = startStep(plan, id, bind, ctx);
+      if (!s.ok()) return failPending(plan, bind, ctx, s);
+    }
+    if (done_ == n) break;
+    if (requests_.empty()) {
+      return failPending(plan, bind, ctx,
+                         makeStatus(strataInternalError, "plan stalled with %zu of %zu steps done and nothing in flight",
+                                    done_, n));
+    }
+    completedIndices_.resize(requests_.size());
+    int outcount = 0;
+    const int rc = MPI_Testsome(static_cast<int>(requests_.size()), requests_.data(), &outcount,
+                                completedIndices_.data(), MPI_STATUSES_IGNORE);
+    if (rc != MPI_SUCCESS) return failPending(plan, bind, ctx, mpiError("MPI_Testsome", rc, STRATA_WHERE));
+    if (outcount > 0 && outcount != MPI_UNDEFINED) {
+      idle = 0;
+      for (int k = 0; k < outcount; ++k) {
+        const StepId id = requestStep_[static_cast<size_t>(completedIndices_[static_cast<size_t>(k)])];
+        if (--pendingRequests_[id] == 0) complete(plan, id);
+      }
+      // Drop completed requests (MPI set them to MPI_REQUEST_NULL).
+      size_t w = 0;
+      for (size_t r = 0; r < requests_.size(); ++r) {
+        if (requests_[r] != MPI_REQUEST_NULL) {
+          requests_[w] = requests_[r];
+          requestStep_[w] = requestStep_[r];
+          ++w;
+        }
+      }
+      requests_.resize(w);
+      requestStep_.resize(w);
+      continue;
+    }
+    ++idle;
+    if (ctx.abortFlag != nullptr && ctx.abortFlag->load(std::memory_order_relaxed)) {
+      return failPending(plan, bind, ctx,
+                         makeStatus(strataInvalidUsage, "the communicator was aborted (strataCommAbort)"));
+    }
+    if ((idle & 15) == 0 && Clock::now() > deadline) {
+      // Name the oldest step still waiting: the one the others wait behind.
+      StepId oldest = *std::min_element(requestStep_.begin(), requestStep_.end());
+      const double waited = std::chrono::duration<double>(Clock::now() - start).count();
+      return failPending(plan, bind, ctx,
+                         makeStatus(strataTimeout, "timed out after %.1f s waiting for %s; %zu of %zu steps done", waited,
+                                    plan.describe(oldest, bind.type).c_str(), done_, n));
+    }
+    // Oversubscribed ranks (more ranks than cores) must let their peers run.
+    if (idle > 32) sched_yield();
+  }
+  return Status::Ok();
+}
+
+Status Executor::startStep(const Plan& plan, StepId id, const Bindings& bind, const ExecContext& ctx) {
+  const Step& s = plan.steps[id];
+  const size_t elem = dataTypeSize(bind.type);
+  switch (s.kind) {
+    case StepKind::kSend:
+    case StepKind::kRecv: {
+      const bool isSend = s.kind == StepKind::kSend;
+      const Slice& slice = isSend ? s.src : s.dst;
+      char* ptr = static_cast<char*>(bind.at(slice));
+      const size_t bytes = slice.count * elem;
+      const size_t pieces = pieceCount(bytes, ctx.maxMessageBytes);
+      const int tag = foldTag(s.tag, ctx.tagUpperBound);
+      for (size_t k = 0; k < pieces; ++k) {
+        const size_t off = k * ctx.maxMessageBytes;
+        const int len = static_cast<int>(std::min(ctx.maxMessageBytes, bytes - std::min(bytes, off)));
+        MPI_Request req = MPI_REQUEST_NULL;
+        const int rc = isSend ? MPI_Isend(ptr + off, len, MPI_BYTE, s.peer, tag, ctx.comm, &req)
+                              : MPI_Irecv(ptr + off, len, MPI_BYTE, s.peer, tag, ctx.comm, &req);
+        if (rc != MPI_SUCCESS) {
+          return mpiError(isSend ? "MPI_Isend" : "MPI_Irecv", rc, STRATA_WHERE)
+              .withContext(plan.describe(id, bind.type));
+        }
+        requests_.push_back(req);
+        requestStep_.push_back(id);
+        ++pendingRequests_[id];
+      }
+      return Status::Ok();
+    }
+    case StepKind::kReduce: {
+      const void* inputs[kMaxReduceInputs];
+      const Slice* in = plan.reduceInputs(s);
+      if (s.inputCount == 0 || s.inputCount > static_cast<uint32_t>(kMaxReduceInputs)) {
+        return makeStatus(strataInternalError, "%s has %u inputs", plan.describe(id, bind.type).c_str(), s.inputCount);
+      }
+      for (uint32_t k = 0; k < s.inputCount; ++k) inputs[k] = bind.at(in[k]);
+      Status st = ctx.compute->reduce(bind.at(s.dst), inputs, static_cast<int>(s.inputCount), s.dst.count, bind.type,
+                                      bind.op);
+      if (!st.ok()) return st.withContext(plan.describe(id, bind.type));
+      complete(plan, id);
+      return Status::Ok();
+    }
+    case StepKind::kCopy: {
+      Status st = ctx.compute->copy(bind.at(s.dst), bind.at(s.src), s.dst.count * elem);
+      if (!st.ok()) return st.withContext(plan.describe(id, bind.type));
+      complete(plan, id);
+      return Status::Ok();
+    }
+    case StepKind::kDivide: {
+      Status st = ctx.compute->divide(bind.at(s.dst), s.dst.count, bind.type, plan.divisor);
+      if (!st.ok()) return st.withContext(plan.describe(id, bind.type));
+      complete(plan, id);
+      return Status::Ok();
+    }
+    case StepKind::kNodeOp: {
+      if (ctx.nodeOps == nullptr) {
+        return makeStatus(strataInternalError, "%s: no node team to run it", plan.describe(id, bind.type).c_str());
+      }
+      NodeOpCall call;
+      call.desc = &plan.nodeOps[s.nodeOp];
+      call.in = bind.at(s.src);
+      call.out = bind.at(s.dst);
+      call.inCount = s.src.count;
+      call.outCount = s.dst.count;
+      call.type = bind.type;
+      call.op = bind.op;
+      call.deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                         std::chrono::duration<double>(ctx.timeoutSeconds));
+      call.collective = ctx.collective;
+      call.seq = ctx.seq;
+      call.step = id;
+      Status st = ctx.nodeOps->run(call);
+      if (!st.ok()) return st.withContext(plan.describe(id, bind.type));
+      complete(plan, id);
+      return Status::Ok();
+    }
+  }
+  return makeStatus(strataInternalError, "step %u has an unknown kind", id);
+}
+
+void Executor::complete(const Plan& plan, StepId id) {
+  ++done_;
+  for (uint32_t k = plan.succBegin[id]; k < plan.succBegin[id + 1]; ++k) {
+    const StepId next = plan.succ[k];
+    if (--remaining_[next] == 0) ready_.push_back(next);
+  }
+}
+
+Status Executor::failPending(const Plan& plan, const Bindings& bind, const ExecContext& ctx, Status why) {
+  (void)bind;
+  // Receives can be cancelled and completed locally; sends cannot be taken back reliably, so their
+  // requests are released and the communicator is left in an error state by the caller.
+  for (size_t r = 0; r < requests_.size(); ++r) {
+    if (requests_[r] == MPI_REQUEST_NULL) continue;
+    const Step& s = plan.steps[requestStep_[r]];
+    if (s.kind == StepKind::kRecv) {
+      MPI_Cancel(&requests_[r]);
+      MPI_Request_free(&requests_[r]);
+    } else {
+      MPI_Request_free(&requests_[r]);
+    }
+  }
+  requests_.clear();
+  requestStep_.clear();
+  return why.withContext(contextText(plan, ctx));
+}
+
+}  // namespace strata

@@ -1,0 +1,75 @@
+// Executor: runs one rank's Plan over MPI non-blocking point-to-point, a ComputeBackend and a
+// NodeOpRunner. It starts every step whose dependencies are done, polls outstanding messages,
+// and never waits without a bound: a timeout names the collective, its sequence number, the step
+// and the peer. The executor does not know which algorithm built the plan.
+#pragma once
+
+#include <mpi.h>
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "kernels/common/status.h"
+#include "kernels/compute_backend.h"
+#include "kernels/plan/node_op_runner.h"
+#include "kernels/plan/plan.h"
+
+namespace strata {
+
+// The call's pointers and element type, bound to the plan's buffer ids.
+struct Bindings {
+  const void* send = nullptr;
+  void* recv = nullptr;
+  void* scratch = nullptr;
+  DataType type = strataFloat32;
+  RedOp op = strataSum;
+
+  char* base(BufferId b) const {
+    switch (b) {
+      case BufferId::kSend: return static_cast<char*>(const_cast<void*>(send));
+      case BufferId::kRecv: return static_cast<char*>(recv);
+      case BufferId::kScratch: return static_cast<char*>(scratch);
+    }
+    return nullptr;
+  }
+  void* at(const Slice& s) const {
+    char* b = base(s.buffer);
+    return b == nullptr ? nullptr : b + s.offset * dataTypeSize(type);
+  }
+};
+
+struct ExecContext {
+  MPI_Comm comm = MPI_COMM_NULL;
+  int tagUpperBound = 32767;
+  double timeoutSeconds = 300.0;
+  size_t maxMessageBytes = size_t{1} << 30;  // larger messages travel as several MPI messages
+  ComputeBackend* compute = nullptr;
+  NodeOpRunner* nodeOps = nullptr;
+  const std::atomic<bool>* abortFlag = nullptr;
+  const char* collective = "";
+  unsigned long long seq = 0;
+};
+
+// Reusable per-communicator state, so a call allocates nothing once warm.
+class Executor {
+ public:
+  Status run(const Plan& plan, const Bindings& bind, const ExecContext& ctx);
+
+ private:
+  Status startStep(const Plan& plan, StepId id, const Bindings& bind, const ExecContext& ctx);
+  void complete(const Plan& plan, StepId id);
+  Status failPending(const Plan& plan, const Bindings& bind, const ExecContext& ctx, Status why);
+
+  std::vector<uint32_t> remaining_;       // unfinished predecessors per step
+  std::vector<uint32_t> pendingRequests_; // outstanding MPI requests per step
+  std::vector<StepId> ready_;
+  size_t readyHead_ = 0;
+  std::vector<MPI_Request> requests_;
+  std::vector<StepId> requestStep_;
+  std::vector<int> completedIndices_;
+  size_t done_ = 0;
+};
+
+}  // namespace strata

@@ -1,0 +1,43 @@
+// The alpha-beta-gamma cost model's vocabulary (002, "Linear transmission cost model"): sending m
+// bytes costs alpha + beta * m, reducing m bytes costs gamma * m. Each level of the machine (the
+// flat communicator, the node, the lanes) has its own parameters.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+
+namespace strata {
+
+struct LinkCost {
+  double alpha = 2e-6;        // seconds per message
+  double beta = 1.0 / 4e9;    // seconds per byte moved
+  double gamma = 1.0 / 4e9;   // seconds per byte reduced (per input)
+};
+
+inline int ceilLog2(int p) {
+  int k = 0;
+  while ((1 << k) < p) ++k;
+  return k;
+}
+inline int floorPow2(int p) {
+  int q = 1;
+  while (q * 2 <= p) q *= 2;
+  return q;
+}
+
+// The pipelining lemma (002, "The power of pipelining"): with a latency of k rounds to deliver the
+// first block and a new block every s rounds, cutting m bytes into M blocks takes
+// (k + s(M-1))(alpha + beta m / M), minimised at M* = sqrt((k - s) beta m / (s alpha)).
+inline size_t pipelineBlocks(int k, int s, const LinkCost& c, double bytes, size_t maxBlocks) {
+  if (k <= s || bytes <= 0 || maxBlocks <= 1) return 1;
+  const double best = std::sqrt((k - s) * c.beta * bytes / (s * c.alpha));
+  const double clamped = std::clamp(best, 1.0, static_cast<double>(maxBlocks));
+  return static_cast<size_t>(std::llround(clamped));
+}
+inline double pipelineTime(int k, int s, const LinkCost& c, double bytes, size_t blocks) {
+  const double M = static_cast<double>(blocks);
+  return (k + s * (M - 1)) * (c.alpha + c.beta * bytes / M);
+}
+
+}  // namespace strata

@@ -1,0 +1,162 @@
+#include "src/api/api_common.h"
+
+#include <cstdint>
+
+#include "kernels/common/log.h"
+#include "src/core/collective_runner.h"
+#include "src/core/memory_space.h"
+
+namespace strata::api {
+
+thread_local std::string tlsLastError;
+
+strataResult_t finish(strataComm_t comm, const char* function, const Status& status) {
+  if (status.ok()) return strataSuccess;
+  const std::string message = std::string(function) + ": " + status.message();
+  tlsLastError = message;
+  if (isLiveComm(comm)) comm->setLastError(message);
+  STRATA_WARN("%s [%s]", message.c_str(), resultName(status.code()));
+  return status.code();
+}
+
+Status checkComm(strataComm_t comm) {
+  STRATA_REQUIRE(comm != nullptr, strataInvalidArgument, "comm is NULL");
+  STRATA_REQUIRE(isLiveComm(comm), strataInvalidArgument,
+                 "comm %p is not a live communicator (destroyed, aborted, or never created)", static_cast<void*>(comm));
+  STRATA_REQUIRE(!comm->aborted.load(), strataInvalidUsage, "the communicator was aborted");
+  if (!comm->fatal.ok()) {
+    return Status(comm->fatal.code(), "the communicator is unusable after an earlier error: " + comm->fatal.message());
+  }
+  return Status::Ok();
+}
+
+void bufferUse(const CollectiveArgs& a, int rank, int p, BufferUse* send, BufferUse* recv) {
+  const size_t n = a.count;
+  const size_t np = n * static_cast<size_t>(p);
+  const bool root = rank == a.root;
+  *send = BufferUse{};
+  *recv = BufferUse{};
+  switch (a.coll) {
+    case Collective::kAllReduce:
+    case Collective::kScan:
+    case Collective::kExscan:
+    case Collective::kShift: *send = {true, n}; *recv = {true, n}; break;
+    case Collective::kBroadcast: *send = {root, n}; *recv = {true, n}; break;
+    case Collective::kReduce: *send = {true, n}; *recv = {root, n}; break;
+    case Collective::kAllGather: *send = {true, n}; *recv = {true, np}; break;
+    case Collective::kReduceScatter: *send = {true, np}; *recv = {true, n}; break;
+    case Collective::kGather: *send = {true, n}; *recv = {root, np}; break;
+    case Collective::kScatter: *send = {root, np}; *recv = {true, n}; break;
+    case Collective::kAllToAll: *send = {true, np}; *recv = {true, np}; break;
+    default: break;
+  }
+}
+
+namespace {
+
+// Where the in-place send (or receive) pointer must point for this collective, as a byte offset
+// into the larger buffer: {aliased buffer is send?, offset}.
+struct InPlaceRule {
+  bool sendInsideRecv = true;  // true: send == recv + offset; false: recv == send + offset
+  size_t offsetBytes = 0;
+};
+
+InPlaceRule inPlaceRule(const CollectiveArgs& a, int rank) {
+  const size_t bytes = a.count * a.elemSize();
+  switch (a.coll) {
+    case Collective::kAllGather: return {true, static_cast<size_t>(rank) * bytes};
+    case Collective::kReduceScatter: return {false, static_cast<size_t>(rank) * bytes};
+    case Collective::kGather: return {true, static_cast<size_t>(a.root) * bytes};
+    case Collective::kScatter: return {false, static_cast<size_t>(a.root) * bytes};
+    default: return {true, 0};
+  }
+}
+
+bool mulOverflows(size_t a, size_t b, size_t* out) { return __builtin_mul_overflow(a, b, out); }
+
+}  // namespace
+
+Status validate(strataComm* comm, CollectiveArgs* a, const void* send, const void* recv, BufferUse sendUse,
+                BufferUse recvUse) {
+  const int p = comm->size;
+  const char* name = collectiveName(a->coll);
+  STRATA_REQUIRE(isValidDataType(a->type), strataInvalidArgument, "invalid datatype %d", static_cast<int>(a->type));
+  if (isReduction(a->coll)) {
+    STRATA_REQUIRE(isValidRedOp(a->op), strataInvalidArgument, "invalid reduction op %d", static_cast<int>(a->op));
+  }
+  if (isRooted(a->coll)) {
+    STRATA_REQUIRE(a->root >= 0 && a->root < p, strataInvalidArgument, "root %d is not a rank of this %d-rank communicator",
+                   a->root, p);
+  }
+  const size_t elem = a->elemSize();
+  size_t bytes = 0;
+  for (const BufferUse* u : {&sendUse, &recvUse}) {
+    if (mulOverflows(u->elems, elem, &bytes) || bytes > static_cast<size_t>(PTRDIFF_MAX)) {
+      return makeStatus(strataInvalidArgument, "%zu elements of %s overflow the addressable size", u->elems,
+                        dataTypeName(a->type));
+    }
+  }
+  if (sendUse.used && sendUse.elems > 0) {
+    STRATA_REQUIRE(send != nullptr, strataInvalidArgument, "sendbuff is NULL with %zu elements to send", sendUse.elems);
+  }
+  if (recvUse.used && recvUse.elems > 0) {
+    STRATA_REQUIRE(recv != nullptr, strataInvalidArgument, "recvbuff is NULL with %zu elements to receive", recvUse.elems);
+  }
+  const bool haveSend = sendUse.used && sendUse.elems > 0;
+  const bool haveRecv = recvUse.used && recvUse.elems > 0;
+  // Memory spaces: one per call.
+  const MemorySpace sendSpace = haveSend ? classifyPointer(send) : MemorySpace::kHost;
+  const MemorySpace recvSpace = haveRecv ? classifyPointer(recv) : MemorySpace::kHost;
+  if (haveSend && haveRecv && sendSpace != recvSpace) {
+    return makeStatus(strataInvalidArgument, "sendbuff is %s memory but recvbuff is %s memory (one space per call)",
+                      memorySpaceName(sendSpace), memorySpaceName(recvSpace));
+  }
+  if ((haveSend && sendSpace == MemorySpace::kDevice) || (haveRecv && recvSpace == MemorySpace::kDevice)) {
+    return makeStatus(strataInvalidUsage, "%s on device buffers is not supported by this build yet", name);
+  }
+  // In place, or disjoint.
+  a->inPlace = false;
+  if (haveSend && haveRecv) {
+    const InPlaceRule rule = inPlaceRule(*a, comm->rank);
+    const char* s = static_cast<const char*>(send);
+    const char* r = static_cast<const char*>(recv);
+    const bool inPlace = rule.sendInsideRecv ? s == r + rule.offsetBytes : r == s + rule.offsetBytes;
+    const size_t sendBytes = sendUse.elems * elem, recvBytes = recvUse.elems * elem;
+    const bool overlap = s < r + recvBytes && r < s + sendBytes;
+    if (inPlace) {
+      a->inPlace = true;
+    } else if (overlap) {
+      return makeStatus(strataInvalidArgument,
+                        "sendbuff and recvbuff overlap without being in place (in place, %s needs %s == %s + %zu bytes)",
+                        name, rule.sendInsideRecv ? "sendbuff" : "recvbuff", rule.sendInsideRecv ? "recvbuff" : "sendbuff",
+                        rule.offsetBytes);
+    }
+  }
+  return Status::Ok();
+}
+
+Status checkCountOverflow(const CollectiveArgs& a, int p) {
+  size_t total = 0;
+  if (!isValidDataType(a.type)) return Status::Ok();  // reported by validate()
+  if (mulOverflows(a.count, static_cast<size_t>(p), &total) || mulOverflows(total, a.elemSize(), &total) ||
+      total > static_cast<size_t>(PTRDIFF_MAX)) {
+    return makeStatus(strataInvalidArgument, "count %zu of %s x %d ranks overflows the addressable size", a.count,
+                      dataTypeName(a.type), p);
+  }
+  return Status::Ok();
+}
+
+strataResult_t runRegular(const char* function, strataComm_t comm, CollectiveArgs args, const void* send, void* recv,
+                          cudaStream_t stream) {
+  return call(comm, function, [&](strataComm* c) -> Status {
+    args.commSize = c->size;
+    STRATA_CHECK(checkCountOverflow(args, c->size));
+    BufferUse sendUse, recvUse;
+    bufferUse(args, c->rank, c->size, &sendUse, &recvUse);
+    STRATA_CHECK(validate(c, &args, send, recv, sendUse, recvUse));
+    if (args.count == 0 && args.coll != Collective::kBarrier) return Status::Ok();  // valid no-op, as NCCL
+    return runCollective(c, args, send, recv, stream);
+  });
+}
+
+}  // namespace strata::api

@@ -1,0 +1,66 @@
+// Shared plumbing of the C entry points: handle checks, argument validation, error recording.
+#pragma once
+
+#include <strata/strata.h>
+
+#include "kernels/plan/collective.h"
+#include "src/core/communicator.h"
+
+namespace strata::api {
+
+// How a call uses one of its buffers on this rank.
+struct BufferUse {
+  bool used = false;
+  size_t elems = 0;
+};
+
+// Records a failed call's message (on the communicator and the calling thread) and returns its code.
+strataResult_t finish(strataComm_t comm, const char* function, const Status& status);
+
+// Checks the handle, marks the call in flight for abort, and runs `body`.
+template <typename Body>
+strataResult_t call(strataComm_t comm, const char* function, Body&& body);
+
+Status checkComm(strataComm_t comm);
+
+// Validates a collective's arguments on this rank and decides whether it is in place. Nothing is
+// read or written before this returns success.
+Status validate(strataComm* comm, CollectiveArgs* args, const void* send, const void* recv, BufferUse sendUse,
+                BufferUse recvUse);
+
+// count x p x element size must be addressable (the gathered buffers' size).
+Status checkCountOverflow(const CollectiveArgs& args, int p);
+
+// The buffer use of the regular collectives (`count` as in NCCL's signature).
+void bufferUse(const CollectiveArgs& args, int rank, int size, BufferUse* send, BufferUse* recv);
+
+// Checks, then runs a regular collective.
+strataResult_t runRegular(const char* function, strataComm_t comm, CollectiveArgs args, const void* send, void* recv,
+                          cudaStream_t stream);
+
+// ---- template definition ----
+
+struct InFlight {
+  explicit InFlight(strataComm* c) : comm(c) { comm->inFlight.fetch_add(1); }
+  ~InFlight() { comm->inFlight.fetch_sub(1); }
+  strataComm* comm;
+};
+
+template <typename Body>
+strataResult_t call(strataComm_t comm, const char* function, Body&& body) {
+  Status s = checkComm(comm);
+  if (!s.ok()) return finish(comm, function, s);
+  InFlight guard(comm);
+  try {
+    s = body(comm);
+  } catch (const std::bad_alloc&) {
+    s = makeStatus(strataSystemError, "out of host memory");
+  } catch (const std::exception& e) {
+    s = makeStatus(strataInternalError, "unexpected exception: %s", e.what());
+  } catch (...) {
+    s = makeStatus(strataInternalError, "unexpected exception");
+  }
+  return finish(comm, function, s);
+}
+
+}  // namespace strata::api

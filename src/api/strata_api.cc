@@ -1,0 +1,149 @@
+// The C entry points. Each validates its arguments, returns a result code, and leaves the message
+// for strataGetLastError; no exception, abort() or exit() crosses this boundary.
+#include <strata/strata.h>
+
+#include <chrono>
+#include <thread>
+
+#include "kernels/common/log.h"
+#include "src/api/api_common.h"
+#include "src/core/collective_runner.h"
+
+using strata::Collective;
+using strata::CollectiveArgs;
+using strata::Status;
+
+namespace strata::api {
+extern thread_local std::string tlsLastError;
+}  // namespace strata::api
+
+namespace {
+
+CollectiveArgs makeArgs(Collective coll, size_t count, strataDataType_t type, strataRedOp_t op, int root) {
+  CollectiveArgs a;
+  a.coll = coll;
+  a.count = count;
+  a.type = type;
+  a.op = op;
+  a.root = root;
+  return a;
+}
+
+// Waits (bounded) until no other thread is inside a call on `comm`.
+Status waitIdle(strataComm_t comm, double seconds) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  while (comm->inFlight.load() > 0) {
+    if (std::chrono::steady_clock::now() > deadline) {
+      return strata::makeStatus(strataTimeout, "timed out after %.0f s waiting for %d calls in flight to end", seconds,
+                                comm->inFlight.load());
+    }
+    std::this_thread::sleep_for(std::chrono::microseconds(100));
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+extern "C" {
+
+strataResult_t strataCommInitMpi(strataComm_t* comm, MPI_Comm mpiComm, const strataConfig_t* config) {
+  if (comm == nullptr) return strata::api::finish(nullptr, "strataCommInitMpi", strata::makeStatus(strataInvalidArgument, "comm (the output pointer) is NULL"));
+  *comm = nullptr;
+  Status s;
+  try {
+    s = strata::createComm(mpiComm, config, comm);
+  } catch (const std::exception& e) {
+    s = strata::makeStatus(strataInternalError, "unexpected exception: %s", e.what());
+  }
+  return strata::api::finish(nullptr, "strataCommInitMpi", s);
+}
+
+strataResult_t strataCommDestroy(strataComm_t comm) {
+  if (comm == nullptr) return strata::api::finish(nullptr, "strataCommDestroy", strata::makeStatus(strataInvalidArgument, "comm is NULL"));
+  if (!strata::isLiveComm(comm)) {
+    return strata::api::finish(nullptr, "strataCommDestroy",
+                               strata::makeStatus(strataInvalidArgument, "comm %p is not a live communicator (destroyed twice?)",
+                                                  static_cast<void*>(comm)));
+  }
+  Status s = waitIdle(comm, comm->config.timeoutSeconds);
+  if (!s.ok()) return strata::api::finish(comm, "strataCommDestroy", s);
+  return strata::api::finish(nullptr, "strataCommDestroy", strata::destroyComm(comm));
+}
+
+strataResult_t strataCommAbort(strataComm_t comm) {
+  if (comm == nullptr) return strata::api::finish(nullptr, "strataCommAbort", strata::makeStatus(strataInvalidArgument, "comm is NULL"));
+  if (!strata::isLiveComm(comm)) {
+    return strata::api::finish(nullptr, "strataCommAbort",
+                               strata::makeStatus(strataInvalidArgument, "comm %p is not a live communicator",
+                                                  static_cast<void*>(comm)));
+  }
+  // Pending waits see the flag at their next poll and return; then the resources go.
+  comm->aborted.store(true);
+  Status s = waitIdle(comm, comm->config.timeoutSeconds);
+  if (!s.ok()) return strata::api::finish(comm, "strataCommAbort", s);
+  return strata::api::finish(nullptr, "strataCommAbort", strata::destroyComm(comm));
+}
+
+strataResult_t strataCommCount(strataComm_t comm, int* count) {
+  Status s = strata::api::checkComm(comm);
+  if (s.ok() && count == nullptr) s = strata::makeStatus(strataInvalidArgument, "count is NULL");
+  if (s.ok()) *count = comm->size;
+  return strata::api::finish(comm, "strataCommCount", s);
+}
+
+strataResult_t strataCommUserRank(strataComm_t comm, int* rank) {
+  Status s = strata::api::checkComm(comm);
+  if (s.ok() && rank == nullptr) s = strata::makeStatus(strataInvalidArgument, "rank is NULL");
+  if (s.ok()) *rank = comm->rank;
+  return strata::api::finish(comm, "strataCommUserRank", s);
+}
+
+const char* strataGetErrorString(strataResult_t result) { return strata::resultString(result); }
+
+const char* strataGetLastError(strataComm_t comm) {
+  thread_local std::string copy;
+  if (comm != nullptr && strata::isLiveComm(comm)) {
+    std::lock_guard<std::mutex> lock(comm->errorMutex);
+    copy = comm->lastError;
+  } else {
+    copy = strata::api::tlsLastError;
+  }
+  return copy.c_str();
+}
+
+strataResult_t strataAllReduce(const void* sendbuff, void* recvbuff, size_t count, strataDataType_t datatype,
+                               strataRedOp_t op, strataComm_t comm, cudaStream_t stream) {
+  return strata::api::runRegular("strataAllReduce", comm, makeArgs(Collective::kAllReduce, count, datatype, op, 0),
+                                 sendbuff, recvbuff, stream);
+}
+
+strataResult_t strataBroadcast(const void* sendbuff, void* recvbuff, size_t count, strataDataType_t datatype, int root,
+                               strataComm_t comm, cudaStream_t stream) {
+  return strata::api::runRegular("strataBroadcast", comm, makeArgs(Collective::kBroadcast, count, datatype, strataSum, root),
+                                 sendbuff, recvbuff, stream);
+}
+
+strataResult_t strataReduce(const void* sendbuff, void* recvbuff, size_t count, strataDataType_t datatype,
+                            strataRedOp_t op, int root, strataComm_t comm, cudaStream_t stream) {
+  return strata::api::runRegular("strataReduce", comm, makeArgs(Collective::kReduce, count, datatype, op, root), sendbuff,
+                                 recvbuff, stream);
+}
+
+strataResult_t strataAllGather(const void* sendbuff, void* recvbuff, size_t sendcount, strataDataType_t datatype,
+                               strataComm_t comm, cudaStream_t stream) {
+  return strata::api::runRegular("strataAllGather", comm, makeArgs(Collective::kAllGather, sendcount, datatype, strataSum, 0),
+                                 sendbuff, recvbuff, stream);
+}
+
+strataResult_t strataReduceScatter(const void* sendbuff, void* recvbuff, size_t recvcount, strataDataType_t datatype,
+                                   strataRedOp_t op, strataComm_t comm, cudaStream_t stream) {
+  return strata::api::runRegular("strataReduceScatter", comm, makeArgs(Collective::kReduceScatter, recvcount, datatype, op, 0),
+                                 sendbuff, recvbuff, stream);
+}
+
+strataResult_t strataBarrier(strataComm_t comm, cudaStream_t stream) {
+  return strata::api::runRegular("strataBarrier", comm, makeArgs(Collective::kBarrier, 0, strataUint8, strataSum, 0),
+                                 nullptr, nullptr, stream);
+}
+
+}  // extern "C"

@@ -1,0 +1,96 @@
+#include "src/core/collective_runner.h"
+
+#include "kernels/common/log.h"
+#include "kernels/plan/plan_builder.h"
+#include "src/core/memory_space.h"
+#include "src/tuning/tuner.h"
+
+namespace strata {
+
+void applyInPlaceAlias(PlanBuilder& b, const CollectiveArgs& args, int rank) {
+  if (!args.inPlace) return;
+  const size_t n = args.count;
+  switch (args.coll) {
+    case Collective::kAllGather: b.alias(BufferId::kSend, BufferId::kRecv, static_cast<size_t>(rank) * n); break;
+    case Collective::kReduceScatter: b.alias(BufferId::kRecv, BufferId::kSend, static_cast<size_t>(rank) * n); break;
+    case Collective::kGather: b.alias(BufferId::kSend, BufferId::kRecv, static_cast<size_t>(args.root) * n); break;
+    case Collective::kScatter: b.alias(BufferId::kRecv, BufferId::kSend, static_cast<size_t>(args.root) * n); break;
+    case Collective::kAllGatherv:
+    case Collective::kGatherv:
+      b.alias(BufferId::kSend, BufferId::kRecv, args.displs[static_cast<size_t>(rank)]);
+      break;
+    case Collective::kScatterv:
+    case Collective::kReduceScatterv:
+      b.alias(BufferId::kRecv, BufferId::kSend, args.displs[static_cast<size_t>(rank)]);
+      break;
+    default: b.alias(BufferId::kSend, BufferId::kRecv, 0); break;
+  }
+}
+
+Status planFor(strataComm* comm, const CollectiveArgs& args, const CachedPlan** out) {
+  const std::string key = args.key();
+  auto it = comm->plans.find(key);
+  if (it != comm->plans.end()) {
+    *out = it->second.get();
+    return Status::Ok();
+  }
+  TunerInput in;
+  in.args = &args;
+  in.topology = &comm->topology;
+  in.costs = &comm->costs;
+  in.config = &comm->config;
+  Candidate choice;
+  STRATA_CHECK(selectAlgorithm(in, &choice));
+  auto cached = std::make_unique<CachedPlan>();
+  cached->plan.algorithm = choice.name;
+  cached->plan.divisor = comm->size;
+  cached->predictedSeconds = choice.predictedSeconds;
+  PlanBuilder b(&cached->plan);
+  applyInPlaceAlias(b, args, comm->rank);
+  choice.build(b);
+  b.finish();
+  STRATA_INFO("%s count %zu %s %s root %d%s: %s, predicted %.2f us, %zu steps", collectiveName(args.coll), args.count,
+              dataTypeName(args.type), redOpName(args.op), args.root, args.inPlace ? " in-place" : "",
+              choice.name.c_str(), choice.predictedSeconds * 1e6, cached->plan.size());
+  if (logLevel() >= LogLevel::kTrace) STRATA_TRACE("%s", cached->plan.dump(args.type).c_str());
+  // A long-running job with ever-changing sizes must not grow the cache without bound.
+  if (comm->plans.size() >= 4096) comm->plans.clear();
+  *out = cached.get();
+  comm->plans.emplace(key, std::move(cached));
+  return Status::Ok();
+}
+
+Status runCollective(strataComm* comm, const CollectiveArgs& args, const void* send, void* recv, cudaStream_t stream) {
+  const unsigned long long seq = ++comm->seq;
+  STRATA_CHECK(synchronizeStream(stream));
+  const CachedPlan* cached = nullptr;
+  Status s = planFor(comm, args, &cached);
+  if (!s.ok()) return s.withContext(strformat("%s #%llu", collectiveName(args.coll), seq));
+  const Plan& plan = cached->plan;
+
+  Bindings bind;
+  bind.send = send;
+  bind.recv = recv;
+  bind.type = args.type;
+  bind.op = args.op;
+  if (plan.scratchCount != 0) STRATA_CHECK(comm->hostScratch.reserve(plan.scratchCount * args.elemSize(), &bind.scratch));
+
+  ExecContext ctx;
+  ctx.comm = comm->comm;
+  ctx.tagUpperBound = comm->tagUpperBound;
+  ctx.timeoutSeconds = comm->config.timeoutSeconds;
+  ctx.maxMessageBytes = comm->config.maxMessageBytes;
+  ctx.compute = &hostComputeBackend();
+  ctx.nodeOps = nullptr;
+  ctx.abortFlag = &comm->aborted;
+  ctx.collective = collectiveName(args.coll);
+  ctx.seq = seq;
+  s = comm->executor.run(plan, bind, ctx);
+  if (!s.ok() && (s.code() == strataTimeout || s.code() == strataSystemError || s.code() == strataInternalError ||
+                  s.code() == strataRemoteError)) {
+    comm->fatal = s;
+  }
+  return s;
+}
+
+}  // namespace strata

@@ -1,0 +1,134 @@
+#include "src/core/communicator.h"
+
+#include <cstdlib>
+#include <set>
+
+#include "inter_node/mpi_check.h"
+#include "kernels/common/log.h"
+
+namespace strata {
+namespace {
+
+std::mutex& registryMutex() {
+  static std::mutex m;
+  return m;
+}
+std::set<strataComm_t>& registry() {
+  static std::set<strataComm_t> r;
+  return r;
+}
+
+void freeComms(strataComm* c) {
+  for (MPI_Comm* m : {&c->laneComm, &c->nodeComm, &c->comm}) {
+    if (*m != MPI_COMM_NULL) MPI_Comm_free(m);
+  }
+}
+
+// Node keys from MPI: the smallest rank of each shared-memory node, gathered on every rank.
+Status discoverTopology(MPI_Comm comm, int rank, int size, Topology* out) {
+  MPI_Comm shared = MPI_COMM_NULL;
+  STRATA_CHECK_MPI(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &shared));
+  int leader = rank;
+  const int rc = MPI_Allreduce(MPI_IN_PLACE, &leader, 1, MPI_INT, MPI_MIN, shared);
+  MPI_Comm_free(&shared);
+  if (rc != MPI_SUCCESS) return mpiError("MPI_Allreduce(node leader)", rc, STRATA_WHERE);
+  std::vector<int> keys(static_cast<size_t>(size));
+  STRATA_CHECK_MPI(MPI_Allgather(&leader, 1, MPI_INT, keys.data(), 1, MPI_INT, comm));
+  *out = Topology::fromNodeKeys(keys, rank);
+  return Status::Ok();
+}
+
+}  // namespace
+
+HostScratch::~HostScratch() { std::free(data_); }
+
+Status HostScratch::reserve(size_t bytes, void** out) {
+  if (bytes > bytes_) {
+    std::free(data_);
+    data_ = nullptr;
+    bytes_ = 0;
+    const size_t rounded = (bytes + 4095) / 4096 * 4096;
+    data_ = std::aligned_alloc(4096, rounded);
+    STRATA_REQUIRE(data_ != nullptr, strataSystemError, "cannot allocate %zu bytes of host scratch", rounded);
+    bytes_ = rounded;
+  }
+  *out = data_;
+  return Status::Ok();
+}
+
+bool isLiveComm(strataComm_t comm) {
+  if (comm == nullptr) return false;
+  std::lock_guard<std::mutex> lock(registryMutex());
+  return registry().count(comm) != 0;
+}
+void registerComm(strataComm_t comm) {
+  std::lock_guard<std::mutex> lock(registryMutex());
+  registry().insert(comm);
+}
+void unregisterComm(strataComm_t comm) {
+  std::lock_guard<std::mutex> lock(registryMutex());
+  registry().erase(comm);
+}
+
+Status createComm(MPI_Comm mpiComm, const strataConfig_t* userConfig, strataComm_t* out) {
+  int initialized = 0, finalized = 0;
+  MPI_Initialized(&initialized);
+  MPI_Finalized(&finalized);
+  STRATA_REQUIRE(initialized && !finalized, strataInvalidUsage,
+                 "MPI is not initialized (call MPI_Init before strataCommInitMpi)");
+  STRATA_REQUIRE(mpiComm != MPI_COMM_NULL, strataInvalidArgument, "mpiComm is MPI_COMM_NULL");
+  int isInter = 0;
+  STRATA_CHECK_MPI(MPI_Comm_test_inter(mpiComm, &isInter));
+  STRATA_REQUIRE(!isInter, strataInvalidArgument, "mpiComm is an intercommunicator");
+
+  Config config;
+  STRATA_CHECK(resolveConfig(userConfig, &config));
+
+  auto c = std::make_unique<strataComm>();
+  c->config = config;
+  Status status;
+  STRATA_CHECK_GOTO(([&]() -> Status {
+                      STRATA_CHECK_MPI(MPI_Comm_dup(mpiComm, &c->comm));
+                      // Errors come back as codes, so they can be reported instead of aborting the job.
+                      STRATA_CHECK_MPI(MPI_Comm_set_errhandler(c->comm, MPI_ERRORS_RETURN));
+                      STRATA_CHECK_MPI(MPI_Comm_rank(c->comm, &c->rank));
+                      STRATA_CHECK_MPI(MPI_Comm_size(c->comm, &c->size));
+                      int* ub = nullptr;
+                      int flag = 0;
+                      STRATA_CHECK_MPI(MPI_Comm_get_attr(c->comm, MPI_TAG_UB, &ub, &flag));
+                      if (flag && ub != nullptr) c->tagUpperBound = *ub;
+                      if (config.nodeShape.empty()) {
+                        STRATA_CHECK(discoverTopology(c->comm, c->rank, c->size, &c->topology));
+                      } else {
+                        STRATA_CHECK(Topology::fromShape(config.nodeShape, c->size, c->rank, &c->topology));
+                      }
+                      const Topology& t = c->topology;
+                      STRATA_CHECK_MPI(MPI_Comm_split(c->comm, t.myNode(), c->rank, &c->nodeComm));
+                      STRATA_CHECK_MPI(MPI_Comm_split(c->comm, t.myLocalRank(), t.myNode(), &c->laneComm));
+                      c->costs = defaultCostParams();
+                      if (!config.topoFile.empty()) STRATA_CHECK(loadCostParams(config.topoFile, &c->costs));
+                      return Status::Ok();
+                    })(),
+                    status, fail);
+  setLogRank(c->rank);
+  STRATA_INFO("communicator: %d ranks, nodes %s%s, timeout %.0f s, costs from %s", c->size,
+              c->topology.shapeText().c_str(), c->topology.virtualNodes ? " (virtual)" : "", config.timeoutSeconds,
+              c->costs.source.c_str());
+  *out = c.release();
+  registerComm(*out);
+  return Status::Ok();
+
+fail:
+  freeComms(c.get());
+  return status;
+}
+
+Status destroyComm(strataComm_t comm) {
+  unregisterComm(comm);
+  freeComms(comm);
+  comm->magic = 0;
+  delete comm;
+  return Status::Ok();
+}
+
+}  // namespace strata

@@ -1,0 +1,87 @@
+// The communicator: a duplicate of the caller's MPI communicator, its topology (node team and
+// lane), configuration, plan cache, executor and scratch memory, and its error state.
+#pragma once
+
+#include <mpi.h>
+#include <strata/strata.h>
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+
+#include "inter_node/executor.h"
+#include "kernels/common/status.h"
+#include "kernels/plan/plan.h"
+#include "src/core/config.h"
+#include "src/core/topology.h"
+#include "src/tuning/cost_model.h"
+
+namespace strata {
+
+// Page-aligned host memory that grows on demand and is reused across calls.
+class HostScratch {
+ public:
+  HostScratch() = default;
+  HostScratch(const HostScratch&) = delete;
+  HostScratch& operator=(const HostScratch&) = delete;
+  ~HostScratch();
+  Status reserve(size_t bytes, void** out);
+
+ private:
+  void* data_ = nullptr;
+  size_t bytes_ = 0;
+};
+
+struct CachedPlan {
+  Plan plan;
+  double predictedSeconds = 0;
+};
+
+}  // namespace strata
+
+struct strataComm {
+  static constexpr unsigned long long kMagic = 0x5354524154414331ull;  // "STRATAC1"
+  unsigned long long magic = kMagic;
+
+  MPI_Comm comm = MPI_COMM_NULL;      // our duplicate: no tag can clash with the caller's traffic
+  MPI_Comm nodeComm = MPI_COMM_NULL;  // the node team
+  MPI_Comm laneComm = MPI_COMM_NULL;  // the lane
+  int rank = 0;
+  int size = 1;
+  int tagUpperBound = 32767;
+  strata::Topology topology;
+  strata::Config config;
+  strata::CostParams costs;
+
+  std::unordered_map<std::string, std::unique_ptr<strata::CachedPlan>> plans;
+  strata::Executor executor;
+  strata::HostScratch hostScratch;
+  unsigned long long seq = 0;  // collectives started on this communicator
+
+  std::atomic<bool> aborted{false};
+  std::atomic<int> inFlight{0};  // API calls running on this communicator (abort waits for them)
+  // After a timeout or a transport failure the communicator can no longer be trusted (messages may
+  // be in flight): every later call returns this error until it is destroyed.
+  strata::Status fatal;
+  std::mutex errorMutex;
+  std::string lastError;
+
+  void setLastError(const std::string& message) {
+    std::lock_guard<std::mutex> lock(errorMutex);
+    lastError = message;
+  }
+};
+
+namespace strata {
+
+// Live communicators, so a destroyed or foreign handle is reported instead of dereferenced.
+bool isLiveComm(strataComm_t comm);
+void registerComm(strataComm_t comm);
+void unregisterComm(strataComm_t comm);
+
+Status createComm(MPI_Comm mpiComm, const strataConfig_t* config, strataComm_t* out);
+Status destroyComm(strataComm_t comm);
+
+}  // namespace strata

@@ -1,0 +1,39 @@
+// Configuration of a communicator: the strataConfig_t fields the caller set, then the environment
+// (STRATA_RANKS_PER_NODE, STRATA_ALGO, STRATA_TIMEOUT, STRATA_CUDA_AWARE_MPI, ...), then defaults.
+#pragma once
+
+#include <strata/strata.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "kernels/common/status.h"
+#include "kernels/plan/collective.h"
+
+namespace strata {
+
+constexpr double kDefaultTimeoutSeconds = 300.0;
+
+struct Config {
+  // Empty: discover nodes with MPI_Comm_split_type. One value k: virtual nodes of k consecutive
+  // ranks (the last one may be smaller). Several values: explicit node sizes in rank order.
+  std::vector<int> nodeShape;
+  int cudaAwareMpi = -1;
+  double timeoutSeconds = kDefaultTimeoutSeconds;
+  // Forced algorithms: per collective, or for every collective ("" key).
+  std::map<std::string, std::string> forcedAlgorithm;
+  size_t maxMessageBytes = size_t{1} << 30;
+  std::string topoFile;  // calibrated cost parameters (STRATA_TOPO_FILE)
+
+  // The forced algorithm of a collective, or "" for the tuner's choice.
+  std::string forcedFor(Collective c) const;
+};
+
+// "4" -> {4}; "3,5" -> {3, 5}.
+Status parseNodeShape(const char* text, std::vector<int>* out);
+// "ring" forces ring wherever a collective has it; "allreduce=ring,broadcast=chain" per collective.
+Status parseAlgorithmSpec(const char* text, std::map<std::string, std::string>* out);
+Status resolveConfig(const strataConfig_t* user, Config* out);
+
+}  // namespace strata

@@ -1,0 +1,19 @@
+// Where a buffer lives: host or device, from CUDA's pointer attributes when CUDA is built in and a
+// device is present; host otherwise.
+#pragma once
+
+#include <strata/strata.h>
+
+#include "kernels/common/status.h"
+#include "kernels/compute_backend.h"
+
+namespace strata {
+
+// Whether this process can use a CUDA device (built with CUDA, driver and device present).
+bool cudaAvailable();
+// Host for host memory (pageable, pinned, or registered), device for device or managed memory.
+MemorySpace classifyPointer(const void* ptr);
+// Waits for prior work on `stream` (host collectives called with a non-null stream).
+Status synchronizeStream(cudaStream_t stream);
+
+}  // namespace strata

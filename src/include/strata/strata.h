@@ -1,0 +1,140 @@
+/*
+ * Strata: GPU-aware hierarchical collective operations.
+ *
+ * The C API mirrors NCCL 2.x: same argument order, same enum values, stream-ordered calls.
+ * Switching between the two is a rename. `stream` may be 0 for host buffers, in which case
+ * the call completes before it returns.
+ *
+ * This header compiles without the CUDA toolkit: `cudaStream_t` is then an opaque pointer
+ * type identical to CUDA's own definition, so the two headers may be included in any order.
+ */
+#ifndef STRATA_STRATA_H_
+#define STRATA_STRATA_H_
+
+#include <stddef.h>
+/* Only MPI's C API is used; its C++ bindings (removed in MPI 3) would need an extra library. */
+#if defined(__cplusplus) && !defined(OMPI_SKIP_MPICXX)
+#define OMPI_SKIP_MPICXX 1
+#endif
+#if defined(__cplusplus) && !defined(MPICH_SKIP_MPICXX)
+#define MPICH_SKIP_MPICXX 1
+#endif
+#include <mpi.h>
+
+#ifndef __DRIVER_TYPES_H__
+/* Same definition as the CUDA runtime's driver_types.h; a repeated identical typedef is valid C11 and C++. */
+struct CUstream_st;
+typedef struct CUstream_st* cudaStream_t;
+#endif
+
+#define STRATA_MAJOR 0
+#define STRATA_MINOR 1
+#define STRATA_PATCH 0
+#define STRATA_VERSION_CODE (STRATA_MAJOR * 10000 + STRATA_MINOR * 100 + STRATA_PATCH)
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The library is built with hidden visibility; the API below is what it exports. */
+#if defined(__GNUC__) && !defined(__CUDACC_RTC__)
+#pragma GCC visibility push(default)
+#endif
+
+typedef struct strataComm* strataComm_t;
+
+typedef enum {
+  strataSuccess = 0,
+  strataUnhandledCudaError = 1,
+  strataSystemError = 2,
+  strataInternalError = 3,
+  strataInvalidArgument = 4,
+  strataInvalidUsage = 5,
+  strataRemoteError = 6,
+  strataInProgress = 7,
+  strataTimeout = 8
+} strataResult_t;
+
+typedef enum {
+  strataInt8 = 0,
+  strataChar = 0,
+  strataUint8 = 1,
+  strataInt32 = 2,
+  strataInt = 2,
+  strataUint32 = 3,
+  strataInt64 = 4,
+  strataUint64 = 5,
+  strataFloat16 = 6,
+  strataHalf = 6,
+  strataFloat32 = 7,
+  strataFloat = 7,
+  strataFloat64 = 8,
+  strataDouble = 8,
+  strataBfloat16 = 9,
+  strataNumTypes = 10
+} strataDataType_t;
+
+typedef enum {
+  strataSum = 0,
+  strataProd = 1,
+  strataMax = 2,
+  strataMin = 3,
+  strataAvg = 4,
+  strataNumOps = 5
+} strataRedOp_t;
+
+typedef struct {
+  int ranksPerNode;      /* 0: discover nodes; k > 0: virtual nodes of k consecutive ranks */
+  int cudaAwareMpi;      /* -1: ask MPI; 0: stage through host; 1: pass device pointers */
+  double timeoutSeconds; /* bound on every wait; 0: default */
+  const char* algorithm; /* NULL: tuner; else a name, as STRATA_ALGO */
+} strataConfig_t;
+#define STRATA_CONFIG_INITIALIZER { 0, -1, 0.0, NULL }
+
+/* Communicator. strataCommInitMpi is collective over mpiComm; the MPI communicator is duplicated,
+ * so the caller may free it afterwards. strataCommDestroy is collective and waits for pending work;
+ * strataCommAbort is local and ends pending work with an error. */
+strataResult_t strataCommInitMpi(strataComm_t* comm, MPI_Comm mpiComm, const strataConfig_t* config /* NULL: defaults */);
+strataResult_t strataCommDestroy(strataComm_t comm);
+strataResult_t strataCommAbort(strataComm_t comm);
+strataResult_t strataCommCount(strataComm_t comm, int* count);
+strataResult_t strataCommUserRank(strataComm_t comm, int* rank);
+const char* strataGetErrorString(strataResult_t result);
+/* The last error on comm (what, where); for a NULL or destroyed comm, the calling thread's last error. */
+const char* strataGetLastError(strataComm_t comm);
+
+/* Collectives. In-place as NCCL: sendbuff == recvbuff, and for allgather/gather/reduce-scatter/scatter
+ * the rank's own slice of the larger buffer. Blocks are laid out in rank order. */
+strataResult_t strataAllReduce(const void* sendbuff, void* recvbuff, size_t count, strataDataType_t datatype,
+                               strataRedOp_t op, strataComm_t comm, cudaStream_t stream);
+strataResult_t strataBroadcast(const void* sendbuff, void* recvbuff, size_t count, strataDataType_t datatype,
+                               int root, strataComm_t comm, cudaStream_t stream);
+strataResult_t strataReduce(const void* sendbuff, void* recvbuff, size_t count, strataDataType_t datatype,
+                            strataRedOp_t op, int root, strataComm_t comm, cudaStream_t stream);
+strataResult_t strataAllGather(const void* sendbuff, void* recvbuff, size_t sendcount, strataDataType_t datatype,
+                               strataComm_t comm, cudaStream_t stream);
+strataResult_t strataReduceScatter(const void* sendbuff, void* recvbuff, size_t recvcount, strataDataType_t datatype,
+                                   strataRedOp_t op, strataComm_t comm, cudaStream_t stream);
+strataResult_t strataGather(const void* sendbuff, void* recvbuff, size_t sendcount, strataDataType_t datatype,
+                            int root, strataComm_t comm, cudaStream_t stream);
+strataResult_t strataScatter(const void* sendbuff, void* recvbuff, size_t recvcount, strataDataType_t datatype,
+                             int root, strataComm_t comm, cudaStream_t stream);
+strataResult_t strataAlltoAll(const void* sendbuff, void* recvbuff, size_t count /* per peer */,
+                              strataDataType_t datatype, strataComm_t comm, cudaStream_t stream);
+strataResult_t strataScan(const void* sendbuff, void* recvbuff, size_t count, strataDataType_t datatype,
+                          strataRedOp_t op, strataComm_t comm, cudaStream_t stream); /* inclusive */
+strataResult_t strataExscan(const void* sendbuff, void* recvbuff, size_t count, strataDataType_t datatype,
+                            strataRedOp_t op, strataComm_t comm, cudaStream_t stream); /* rank 0's recvbuff untouched */
+strataResult_t strataShift(const void* sendbuff, void* recvbuff, size_t count, strataDataType_t datatype,
+                           int shift /* rank r sends to (r + shift) mod p */, strataComm_t comm, cudaStream_t stream);
+strataResult_t strataBarrier(strataComm_t comm, cudaStream_t stream);
+
+#if defined(__GNUC__) && !defined(__CUDACC_RTC__)
+#pragma GCC visibility pop
+#endif
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* STRATA_STRATA_H_ */

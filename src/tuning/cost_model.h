@@ -1,0 +1,24 @@
+// Cost parameters of the machine's levels, from defaults or a calibration file (STRATA_TOPO_FILE,
+// written by `strata-perf --calibrate`).
+#pragma once
+
+#include <string>
+
+#include "kernels/common/status.h"
+#include "kernels/plan/cost.h"
+
+namespace strata {
+
+struct CostParams {
+  LinkCost flat;  // point-to-point between any two ranks of the communicator (MPI)
+  LinkCost node;  // inside a node (shared memory / peer GPU memory)
+  LinkCost lane;  // between nodes over one lane
+  std::string source = "defaults";
+};
+
+CostParams defaultCostParams();
+// Reads "key value" lines: flat.alpha, flat.beta, flat.gamma, node.*, lane.* (seconds, s/byte).
+Status loadCostParams(const std::string& path, CostParams* out);
+Status saveCostParams(const std::string& path, const CostParams& params);
+
+}  // namespace strata

@@ -1,0 +1,68 @@
+#include "src/tuning/tuner.h"
+
+#include "inter_node/algorithms/algorithm.h"
+
+namespace strata {
+
+std::vector<std::string> algorithmNames(Collective c) {
+  std::vector<std::string> names;
+  for (const FlatAlgorithm* a : flatAlgorithmsFor(c)) names.push_back(a->name);
+  return names;
+}
+
+std::vector<Candidate> candidatesFor(const TunerInput& in, std::vector<std::string>* rejected) {
+  const CollectiveArgs& args = *in.args;
+  const int p = in.topology->size;
+  std::vector<Candidate> out;
+  for (const FlatAlgorithm* algo : flatAlgorithmsFor(args.coll)) {
+    const std::string why = algo->unsupported(args, p);
+    if (!why.empty()) {
+      if (rejected) rejected->push_back(std::string(algo->name) + ": " + why);
+      continue;
+    }
+    Candidate c;
+    c.name = algo->name;
+    c.predictedSeconds = algo->cost(args, p, in.costs->flat);
+    const Group world = Group::world(p, in.topology->rank);
+    BuildOptions opt;
+    opt.link = in.costs->flat;
+    c.build = [algo, args, world, opt](PlanBuilder& b) { algo->build(b, args, world, opt); };
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+Status selectAlgorithm(const TunerInput& in, Candidate* out) {
+  const CollectiveArgs& args = *in.args;
+  std::vector<std::string> rejected;
+  std::vector<Candidate> candidates = candidatesFor(in, &rejected);
+  const std::string forced = in.config->forcedFor(args.coll);
+  if (!forced.empty() && forced != "auto") {
+    for (Candidate& c : candidates) {
+      if (c.name == forced) {
+        *out = std::move(c);
+        return Status::Ok();
+      }
+    }
+    for (const std::string& r : rejected) {
+      if (r.rfind(forced + ": ", 0) == 0) {
+        return makeStatus(strataInvalidUsage, "%s algorithm %s cannot serve this call", collectiveName(args.coll),
+                          r.c_str());
+      }
+    }
+    std::string known;
+    for (const std::string& n : algorithmNames(args.coll)) known += (known.empty() ? "" : ", ") + n;
+    return makeStatus(strataInvalidArgument, "no %s algorithm named '%s' (STRATA_ALGO); %s has: %s",
+                      collectiveName(args.coll), forced.c_str(), collectiveName(args.coll),
+                      known.empty() ? "none" : known.c_str());
+  }
+  STRATA_REQUIRE(!candidates.empty(), strataInternalError, "no algorithm can serve %s", collectiveName(args.coll));
+  size_t best = 0;
+  for (size_t i = 1; i < candidates.size(); ++i) {
+    if (candidates[i].predictedSeconds < candidates[best].predictedSeconds) best = i;
+  }
+  *out = std::move(candidates[best]);
+  return Status::Ok();
+}
+
+}  // namespace strata

@@ -1,0 +1,41 @@
+// Algorithm selection: every candidate that can serve the call is priced with its cost formula and
+// the cheapest wins, unless STRATA_ALGO (or the config) forces one by name. A forced algorithm that
+// cannot serve the call is an error that says why; nothing silently falls back.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "kernels/common/status.h"
+#include "kernels/plan/collective.h"
+#include "kernels/plan/group.h"
+#include "kernels/plan/plan_builder.h"
+#include "src/core/config.h"
+#include "src/core/topology.h"
+#include "src/tuning/cost_model.h"
+
+namespace strata {
+
+struct Candidate {
+  std::string name;
+  double predictedSeconds = 0;
+  std::function<void(PlanBuilder&)> build;  // builds this rank's plan for the call
+};
+
+struct TunerInput {
+  const CollectiveArgs* args = nullptr;
+  const Topology* topology = nullptr;
+  const CostParams* costs = nullptr;
+  const Config* config = nullptr;
+};
+
+// Every algorithm that can serve the call, with its prediction; `rejected` gets "name: why" for the
+// others.
+std::vector<Candidate> candidatesFor(const TunerInput& in, std::vector<std::string>* rejected);
+// The algorithm to run: the forced one, or the cheapest candidate.
+Status selectAlgorithm(const TunerInput& in, Candidate* out);
+// The names of every algorithm of a collective (for --algo all and error messages).
+std::vector<std::string> algorithmNames(Collective c);
+
+}  // namespace strata

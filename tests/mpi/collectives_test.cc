@@ -1,0 +1,278 @@
+// Tier 2: every implemented collective x every algorithm x node shape, and inside each test every
+// type x op x count (0, 1, p-1, p+1, primes, 1 MiB + 3) x in place x root, on host memory, checked
+// bit for bit against the oracle every rank computes from the seeded inputs. Guard zones catch
+// writes out of bounds; buffers a rank must not write are checked untouched.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <sstream>
+
+#include "inter_node/algorithms/algorithm.h"
+#include "tests/mpi/mpi_test_util.h"
+
+namespace strata::test {
+namespace {
+
+struct CallCase {
+  Collective coll;
+  strataDataType_t type;
+  strataRedOp_t op;
+  size_t count;
+  bool inPlace;
+  int root;
+  unsigned seed;
+};
+
+std::string describe(const CallCase& c, const std::string& algo, const std::string& shape, int p) {
+  std::ostringstream os;
+  os << collectiveName(c.coll) << " algorithm=" << (algo.empty() ? "auto" : algo) << " type=" << typeName(c.type)
+     << " op=" << opName(c.op) << " count=" << c.count << " ranks=" << p << " shape=" << shape
+     << " inPlace=" << c.inPlace << " root=" << c.root << " mem=host";
+  return os.str();
+}
+
+// Runs one call on `comm` and checks this rank's result. Returns "" or what went wrong.
+std::string runAndCheck(strataComm_t comm, const CallCase& c) {
+  const int p = worldSize(), me = worldRank();
+  const size_t es = typeSize(c.type), n = c.count, np = n * static_cast<size_t>(p);
+  const bool isRoot = me == c.root;
+  strataResult_t rc = strataSuccess;
+  std::string err;
+  auto check = [&](const void* got, const void* want, size_t elems, const char* what) {
+    const std::string diff = compareElements(c.type, got, want, elems);
+    if (!diff.empty() && err.empty()) err = std::string(what) + ": " + diff;
+  };
+  auto guards = [&](const GuardedBuffer& b, const char* what) {
+    if (!b.guardsIntact() && err.empty()) err = std::string("wrote outside ") + what;
+  };
+
+  switch (c.coll) {
+    case Collective::kAllReduce: {
+      GuardedBuffer send(n * es), recv(n * es);
+      std::vector<unsigned char> want(n * es), input(n * es);
+      fillInput(c.type, c.op, me, input.data(), 0, n, c.seed);
+      for (size_t i = 0; i < n; ++i) writeValue(c.type, want.data(), i, reduceReference(c.type, c.op, p, i, c.seed));
+      if (c.inPlace) {
+        std::memcpy(recv.data(), input.data(), n * es);
+        rc = strataAllReduce(recv.data(), recv.data(), n, c.type, c.op, comm, nullptr);
+      } else {
+        std::memcpy(send.data(), input.data(), n * es);
+        rc = strataAllReduce(send.data(), recv.data(), n, c.type, c.op, comm, nullptr);
+        check(send.data(), input.data(), n, "send buffer changed");
+      }
+      if (rc == strataSuccess) check(recv.data(), want.data(), n, "recvbuff");
+      guards(send, "sendbuff");
+      guards(recv, "recvbuff");
+      break;
+    }
+    case Collective::kBroadcast: {
+      GuardedBuffer send(n * es), recv(n * es);
+      std::vector<unsigned char> want(n * es);
+      fillInput(c.type, c.op, c.root, want.data(), 0, n, c.seed);
+      if (c.inPlace) {
+        if (isRoot) std::memcpy(recv.data(), want.data(), n * es);
+        rc = strataBroadcast(recv.data(), recv.data(), n, c.type, c.root, comm, nullptr);
+      } else {
+        if (isRoot) std::memcpy(send.data(), want.data(), n * es);
+        // Non-roots pass no send buffer: it must not be read.
+        rc = strataBroadcast(isRoot ? send.data() : nullptr, recv.data(), n, c.type, c.root, comm, nullptr);
+      }
+      if (rc == strataSuccess) check(recv.data(), want.data(), n, "recvbuff");
+      guards(send, "sendbuff");
+      guards(recv, "recvbuff");
+      break;
+    }
+    case Collective::kReduce: {
+      GuardedBuffer send(n * es), recv(n * es, 0xEE);
+      std::vector<unsigned char> want(n * es), input(n * es), untouched(n * es, 0xEE);
+      fillInput(c.type, c.op, me, input.data(), 0, n, c.seed);
+      for (size_t i = 0; i < n; ++i) writeValue(c.type, want.data(), i, reduceReference(c.type, c.op, p, i, c.seed));
+      if (c.inPlace) {
+        std::memcpy(recv.data(), input.data(), n * es);
+        rc = strataReduce(recv.data(), recv.data(), n, c.type, c.op, c.root, comm, nullptr);
+        if (rc == strataSuccess) check(recv.data(), isRoot ? want.data() : input.data(), n, isRoot ? "recvbuff" : "non-root buffer");
+      } else {
+        std::memcpy(send.data(), input.data(), n * es);
+        rc = strataReduce(send.data(), recv.data(), n, c.type, c.op, c.root, comm, nullptr);
+        if (rc == strataSuccess) check(recv.data(), isRoot ? want.data() : untouched.data(), n, isRoot ? "recvbuff" : "non-root recvbuff written");
+        check(send.data(), input.data(), n, "send buffer changed");
+      }
+      guards(send, "sendbuff");
+      guards(recv, "recvbuff");
+      break;
+    }
+    case Collective::kAllGather: {
+      GuardedBuffer send(n * es), recv(np * es);
+      std::vector<unsigned char> want(np * es);
+      for (int r = 0; r < p; ++r) fillInput(c.type, c.op, r, want.data() + static_cast<size_t>(r) * n * es, 0, n, c.seed);
+      char* mine = static_cast<char*>(recv.data()) + static_cast<size_t>(me) * n * es;
+      if (c.inPlace) {
+        fillInput(c.type, c.op, me, mine, 0, n, c.seed);
+        rc = strataAllGather(mine, recv.data(), n, c.type, comm, nullptr);
+      } else {
+        fillInput(c.type, c.op, me, send.data(), 0, n, c.seed);
+        rc = strataAllGather(send.data(), recv.data(), n, c.type, comm, nullptr);
+      }
+      if (rc == strataSuccess) check(recv.data(), want.data(), np, "recvbuff");
+      guards(send, "sendbuff");
+      guards(recv, "recvbuff");
+      break;
+    }
+    case Collective::kReduceScatter: {
+      GuardedBuffer send(np * es), recv(n * es);
+      std::vector<unsigned char> want(n * es), input(np * es);
+      fillInput(c.type, c.op, me, input.data(), 0, np, c.seed);
+      for (size_t i = 0; i < n; ++i) {
+        writeValue(c.type, want.data(), i, reduceReference(c.type, c.op, p, static_cast<size_t>(me) * n + i, c.seed));
+      }
+      std::memcpy(send.data(), input.data(), np * es);
+      if (c.inPlace) {
+        char* mine = static_cast<char*>(send.data()) + static_cast<size_t>(me) * n * es;
+        rc = strataReduceScatter(send.data(), mine, n, c.type, c.op, comm, nullptr);
+        if (rc == strataSuccess) check(mine, want.data(), n, "recvbuff (in place)");
+      } else {
+        rc = strataReduceScatter(send.data(), recv.data(), n, c.type, c.op, comm, nullptr);
+        if (rc == strataSuccess) check(recv.data(), want.data(), n, "recvbuff");
+        check(send.data(), input.data(), np, "send buffer changed");
+      }
+      guards(send, "sendbuff");
+      guards(recv, "recvbuff");
+      break;
+    }
+    case Collective::kBarrier: rc = strataBarrier(comm, nullptr); break;
+    default: return "collective not covered by this test";
+  }
+  if (rc != strataSuccess) return std::string("returned ") + strataGetErrorString(rc) + ": " + strataGetLastError(comm);
+  return err;
+}
+
+struct Param {
+  Collective coll;
+  std::string algorithm;  // "" = tuner
+  std::string shape;
+};
+
+class CollectiveMatrix : public ::testing::TestWithParam<Param> {};
+
+TEST_P(CollectiveMatrix, ExactOnEveryTypeOpCountAndRoot) {
+  const Param prm = GetParam();
+  const int p = worldSize();
+  const std::string spec = prm.algorithm.empty() ? "" : std::string(collectiveName(prm.coll)) + "=" + prm.algorithm;
+  strataComm_t comm = commFor(prm.shape, spec);
+  ASSERT_NE(comm, nullptr);
+  std::vector<strataRedOp_t> ops = {strataSum};
+  if (isReduction(prm.coll)) ops = {strataSum, strataProd, strataMax, strataMin, strataAvg};
+  std::vector<size_t> counts = {0, 1, static_cast<size_t>(p + 1), 13, 1031};
+  if (p > 1) counts.push_back(static_cast<size_t>(p - 1));
+  std::vector<int> roots = {0};
+  if (isRooted(prm.coll)) roots = {0, p - 1, p / 2};
+  if (prm.coll == Collective::kBarrier) counts = {0};
+  bool ok = true;
+  unsigned seed = 1;
+  for (int t = 0; t < strataNumTypes; ++t) {
+    for (strataRedOp_t op : ops) {
+      for (size_t count : counts) {
+        for (bool inPlace : {false, true}) {
+          for (int root : roots) {
+            const CallCase c{prm.coll, static_cast<strataDataType_t>(t), op, count, inPlace, root, seed++};
+            const std::string why = runAndCheck(comm, c);
+            if (!why.empty()) {
+              ok = false;
+              ADD_FAILURE() << describe(c, prm.algorithm, prm.shape, p) << ": " << why;
+            }
+          }
+        }
+      }
+      if (prm.coll == Collective::kBarrier) break;
+    }
+    if (prm.coll == Collective::kBarrier) break;
+  }
+  // 1 MiB + 3 elements: long enough for pipelines, and not a multiple of anything.
+  if (prm.coll != Collective::kBarrier) {
+    for (strataDataType_t t : {strataFloat32, strataInt8, strataBfloat16}) {
+      for (bool inPlace : {false, true}) {
+        const CallCase c{prm.coll, t, ops.back(), (size_t{1} << 20) / typeSize(t) + 3, inPlace, roots.back(), seed++};
+        const std::string why = runAndCheck(comm, c);
+        if (!why.empty()) {
+          ok = false;
+          ADD_FAILURE() << describe(c, prm.algorithm, prm.shape, p) << ": " << why;
+        }
+      }
+    }
+  }
+  EXPECT_TRUE(allRanksOk(ok)) << "a rank reported a failure above";
+}
+
+std::vector<Param> params() {
+  std::vector<Param> out;
+  const Collective colls[] = {Collective::kAllReduce, Collective::kBroadcast, Collective::kReduce,
+                              Collective::kAllGather, Collective::kReduceScatter, Collective::kBarrier};
+  for (const std::string& shape : shapesFor(worldSize())) {
+    for (Collective c : colls) {
+      out.push_back({c, "", shape});
+      for (const FlatAlgorithm* a : flatAlgorithmsFor(c)) out.push_back({c, a->name, shape});
+    }
+  }
+  return out;
+}
+
+std::string paramName(const ::testing::TestParamInfo<Param>& info) {
+  std::string shape = info.param.shape;
+  for (char& ch : shape) {
+    if (ch == ',') ch = '_';
+  }
+  return std::string(collectiveName(info.param.coll)) + "_" +
+         (info.param.algorithm.empty() ? "auto" : info.param.algorithm) + "_shape" + shape;
+}
+
+INSTANTIATE_TEST_SUITE_P(Host, CollectiveMatrix, ::testing::ValuesIn(params()), paramName);
+
+// Random floats, where the order of additions matters: every algorithm agrees with a double
+// precision reference within the error bound of p additions, and every rank holds the same bits.
+TEST(FloatTolerance, AllReduceOfRandomValues) {
+  const int p = worldSize(), me = worldRank();
+  bool ok = true;
+  for (const std::string& algo : {std::string(""), std::string("ring"), std::string("recursive_doubling"),
+                                  std::string("rabenseifner")}) {
+    strataComm_t comm = commFor("0", algo.empty() ? "" : "allreduce=" + algo);
+    ASSERT_NE(comm, nullptr);
+    for (size_t n : {size_t{1031}, size_t{100003}}) {
+      std::vector<float> send(n), recv(n);
+      std::vector<double> want(n, 0.0), bound(n, 0.0);
+      for (int r = 0; r < p; ++r) {
+        std::mt19937 rng(1000u + static_cast<unsigned>(r));
+        std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+        for (size_t i = 0; i < n; ++i) {
+          const float v = dist(rng);
+          if (r == me) send[i] = v;
+          want[i] += v;
+          bound[i] += std::fabs(v);
+        }
+      }
+      ASSERT_EQ(strataAllReduce(send.data(), recv.data(), n, strataFloat32, strataSum, comm, nullptr), strataSuccess)
+          << strataGetLastError(comm);
+      for (size_t i = 0; i < n; ++i) {
+        const double tol = p * std::ldexp(bound[i], -23);
+        if (std::fabs(recv[i] - want[i]) > tol) {
+          ok = false;
+          ADD_FAILURE() << "allreduce " << (algo.empty() ? "auto" : algo) << " n=" << n << " element " << i << ": "
+                        << recv[i] << " vs " << want[i];
+          break;
+        }
+      }
+      // identical bits on every rank
+      std::vector<float> first(recv);
+      MPI_Bcast(first.data(), static_cast<int>(n), MPI_FLOAT, 0, MPI_COMM_WORLD);
+      if (std::memcmp(first.data(), recv.data(), n * sizeof(float)) != 0) {
+        ok = false;
+        ADD_FAILURE() << "allreduce " << (algo.empty() ? "auto" : algo) << " n=" << n << ": ranks disagree";
+      }
+    }
+  }
+  EXPECT_TRUE(allRanksOk(ok));
+}
+
+}  // namespace
+}  // namespace strata::test

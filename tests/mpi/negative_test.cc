@@ -1,0 +1,166 @@
+// Bad input gets a clear code and message, never a crash, a hang or a partial write; every wait
+// is bounded and its timeout names what it waited for.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "tests/mpi/mpi_test_util.h"
+
+namespace strata::test {
+namespace {
+
+bool contains(const char* text, const std::string& part) { return text != nullptr && std::string(text).find(part) != std::string::npos; }
+
+class Negative : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    comm_ = commFor("0", "");
+    ASSERT_NE(comm_, nullptr);
+    recv_.assign(64, 0x77);
+    send_.assign(64, 0x11);
+  }
+  bool recvUntouched() const {
+    for (unsigned char b : recv_) {
+      if (b != 0x77) return false;
+    }
+    return true;
+  }
+  strataComm_t comm_ = nullptr;
+  std::vector<unsigned char> send_, recv_;
+};
+
+TEST_F(Negative, NullBufferWithCount) {
+  EXPECT_EQ(strataAllReduce(nullptr, recv_.data(), 4, strataFloat32, strataSum, comm_, nullptr), strataInvalidArgument);
+  EXPECT_TRUE(contains(strataGetLastError(comm_), "sendbuff is NULL")) << strataGetLastError(comm_);
+  EXPECT_TRUE(contains(strataGetLastError(comm_), "strataAllReduce"));
+  EXPECT_EQ(strataAllGather(send_.data(), nullptr, 1, strataFloat32, comm_, nullptr), strataInvalidArgument);
+  EXPECT_TRUE(contains(strataGetLastError(comm_), "recvbuff is NULL")) << strataGetLastError(comm_);
+  EXPECT_TRUE(recvUntouched());
+}
+
+TEST_F(Negative, BadDatatypeOpAndRoot) {
+  EXPECT_EQ(strataAllReduce(send_.data(), recv_.data(), 4, static_cast<strataDataType_t>(42), strataSum, comm_, nullptr),
+            strataInvalidArgument);
+  EXPECT_TRUE(contains(strataGetLastError(comm_), "invalid datatype 42")) << strataGetLastError(comm_);
+  EXPECT_EQ(strataAllReduce(send_.data(), recv_.data(), 4, strataFloat32, static_cast<strataRedOp_t>(9), comm_, nullptr),
+            strataInvalidArgument);
+  EXPECT_TRUE(contains(strataGetLastError(comm_), "invalid reduction op 9")) << strataGetLastError(comm_);
+  EXPECT_EQ(strataBroadcast(send_.data(), recv_.data(), 4, strataFloat32, worldSize(), comm_, nullptr),
+            strataInvalidArgument);
+  EXPECT_TRUE(contains(strataGetLastError(comm_), "root")) << strataGetLastError(comm_);
+  EXPECT_EQ(strataReduce(send_.data(), recv_.data(), 4, strataFloat32, strataSum, -1, comm_, nullptr),
+            strataInvalidArgument);
+  EXPECT_TRUE(recvUntouched());
+}
+
+TEST_F(Negative, CountTimesSizeOverflows) {
+  EXPECT_EQ(strataAllReduce(send_.data(), recv_.data(), SIZE_MAX / 2, strataFloat64, strataSum, comm_, nullptr),
+            strataInvalidArgument);
+  EXPECT_TRUE(contains(strataGetLastError(comm_), "overflow")) << strataGetLastError(comm_);
+  EXPECT_EQ(strataAllGather(send_.data(), recv_.data(), SIZE_MAX / 3, strataInt8, comm_, nullptr),
+            worldSize() >= 3 ? strataInvalidArgument : strataInvalidArgument);
+  EXPECT_TRUE(contains(strataGetLastError(comm_), "overflow")) << strataGetLastError(comm_);
+  EXPECT_TRUE(recvUntouched());
+}
+
+TEST_F(Negative, OverlappingBuffersThatAreNotInPlace) {
+  EXPECT_EQ(strataAllReduce(recv_.data() + 4, recv_.data(), 8, strataUint8, strataSum, comm_, nullptr),
+            strataInvalidArgument);
+  EXPECT_TRUE(contains(strataGetLastError(comm_), "overlap")) << strataGetLastError(comm_);
+  EXPECT_TRUE(recvUntouched());
+}
+
+TEST_F(Negative, NullAndDestroyedCommunicators) {
+  EXPECT_EQ(strataAllReduce(send_.data(), recv_.data(), 4, strataFloat32, strataSum, nullptr, nullptr),
+            strataInvalidArgument);
+  EXPECT_TRUE(contains(strataGetLastError(nullptr), "comm is NULL")) << strataGetLastError(nullptr);
+  strataComm_t c = nullptr;
+  ASSERT_EQ(strataCommInitMpi(&c, MPI_COMM_WORLD, nullptr), strataSuccess);
+  ASSERT_EQ(strataCommDestroy(c), strataSuccess);
+  EXPECT_EQ(strataAllReduce(send_.data(), recv_.data(), 4, strataFloat32, strataSum, c, nullptr), strataInvalidArgument);
+  EXPECT_TRUE(contains(strataGetLastError(c), "not a live communicator")) << strataGetLastError(c);
+  EXPECT_EQ(strataCommDestroy(c), strataInvalidArgument);
+  int n = 0;
+  EXPECT_EQ(strataCommCount(c, &n), strataInvalidArgument);
+  EXPECT_EQ(strataCommInitMpi(nullptr, MPI_COMM_WORLD, nullptr), strataInvalidArgument);
+  EXPECT_EQ(strataCommInitMpi(&c, MPI_COMM_NULL, nullptr), strataInvalidArgument);
+  EXPECT_TRUE(contains(strataGetLastError(nullptr), "MPI_COMM_NULL")) << strataGetLastError(nullptr);
+  EXPECT_TRUE(recvUntouched());
+}
+
+TEST_F(Negative, BadConfig) {
+  strataComm_t c = nullptr;
+  strataConfig_t config = STRATA_CONFIG_INITIALIZER;
+  config.ranksPerNode = -3;
+  EXPECT_EQ(strataCommInitMpi(&c, MPI_COMM_WORLD, &config), strataInvalidArgument);
+  EXPECT_TRUE(contains(strataGetLastError(nullptr), "ranksPerNode")) << strataGetLastError(nullptr);
+  EXPECT_EQ(c, nullptr);
+}
+
+TEST_F(Negative, UnknownForcedAlgorithmSaysWhatExists) {
+  strataComm_t c = commFor("0", "allreduce=nonsense");
+  ASSERT_NE(c, nullptr);
+  EXPECT_EQ(strataAllReduce(send_.data(), recv_.data(), 4, strataFloat32, strataSum, c, nullptr), strataInvalidArgument);
+  EXPECT_TRUE(contains(strataGetLastError(c), "no allreduce algorithm named 'nonsense'")) << strataGetLastError(c);
+  EXPECT_TRUE(contains(strataGetLastError(c), "ring")) << strataGetLastError(c);
+  EXPECT_TRUE(recvUntouched());
+}
+
+TEST_F(Negative, CountZeroIsAValidNoOp) {
+  EXPECT_EQ(strataAllReduce(nullptr, nullptr, 0, strataFloat32, strataSum, comm_, nullptr), strataSuccess);
+  EXPECT_EQ(strataBroadcast(nullptr, nullptr, 0, strataFloat32, 0, comm_, nullptr), strataSuccess);
+  EXPECT_EQ(strataReduceScatter(nullptr, nullptr, 0, strataFloat32, strataSum, comm_, nullptr), strataSuccess);
+}
+
+TEST_F(Negative, QueriesAndErrorStrings) {
+  int n = -1, r = -1;
+  ASSERT_EQ(strataCommCount(comm_, &n), strataSuccess);
+  ASSERT_EQ(strataCommUserRank(comm_, &r), strataSuccess);
+  EXPECT_EQ(n, worldSize());
+  EXPECT_EQ(r, worldRank());
+  EXPECT_EQ(strataCommCount(comm_, nullptr), strataInvalidArgument);
+  for (int code = 0; code <= strataTimeout; ++code) {
+    EXPECT_GT(std::strlen(strataGetErrorString(static_cast<strataResult_t>(code))), 5u);
+  }
+}
+
+// Rank 0 waits for a peer that never calls: the wait ends with strataTimeout naming the collective,
+// its sequence number, the step and the peer, and the communicator refuses further calls.
+TEST(Timeout, NamesTheCollectiveStepAndPeer) {
+  if (worldSize() < 2) GTEST_SKIP() << "needs a peer";
+  strataComm_t c = nullptr;
+  strataConfig_t config = STRATA_CONFIG_INITIALIZER;
+  config.timeoutSeconds = 1.0;
+  config.algorithm = "allreduce=ring";
+  ASSERT_EQ(strataCommInitMpi(&c, MPI_COMM_WORLD, &config), strataSuccess);
+  std::vector<float> x(1024, 1.0f), y(1024);
+  if (worldRank() == 0) {
+    const strataResult_t rc = strataAllReduce(x.data(), y.data(), x.size(), strataFloat32, strataSum, c, nullptr);
+    EXPECT_EQ(rc, strataTimeout);
+    const std::string msg = strataGetLastError(c);
+    EXPECT_TRUE(contains(msg.c_str(), "allreduce #1 (ring)")) << msg;
+    EXPECT_TRUE(contains(msg.c_str(), "timed out after")) << msg;
+    EXPECT_TRUE(contains(msg.c_str(), "step")) << msg;
+    EXPECT_TRUE(contains(msg.c_str(), "from rank") || contains(msg.c_str(), "to rank")) << msg;
+    EXPECT_EQ(strataAllReduce(x.data(), y.data(), x.size(), strataFloat32, strataSum, c, nullptr), strataTimeout);
+    EXPECT_TRUE(contains(strataGetLastError(c), "unusable after an earlier error")) << strataGetLastError(c);
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  EXPECT_EQ(strataCommDestroy(c), strataSuccess);
+}
+
+TEST(Abort, EndsTheCommunicator) {
+  strataComm_t c = nullptr;
+  ASSERT_EQ(strataCommInitMpi(&c, MPI_COMM_WORLD, nullptr), strataSuccess);
+  EXPECT_EQ(strataCommAbort(c), strataSuccess);
+  float x = 1, y = 0;
+  EXPECT_EQ(strataAllReduce(&x, &y, 1, strataFloat32, strataSum, c, nullptr), strataInvalidArgument);
+  EXPECT_TRUE(contains(strataGetLastError(c), "not a live communicator"));
+  EXPECT_EQ(y, 0);
+}
+
+}  // namespace
+}  // namespace strata::test

@@ -1,0 +1,107 @@
+// Topology (node teams, lanes, virtual nodes) and configuration parsing.
+#include <gtest/gtest.h>
+
+#include "src/core/config.h"
+#include "src/core/topology.h"
+#include "src/tuning/cost_model.h"
+
+namespace strata {
+namespace {
+
+TEST(Topology, NodesFromKeysNeedNotBeConsecutive) {
+  // ranks 0,2,4 on one host and 1,3 on another (round-robin placement)
+  const Topology t = Topology::fromNodeKeys({7, 9, 7, 9, 7}, 3);
+  ASSERT_EQ(t.numNodes(), 2);
+  EXPECT_EQ(t.nodes[0], (std::vector<int>{0, 2, 4}));
+  EXPECT_EQ(t.nodes[1], (std::vector<int>{1, 3}));
+  EXPECT_EQ(t.myNode(), 1);
+  EXPECT_EQ(t.myLocalRank(), 1);
+  EXPECT_FALSE(t.regular());
+  EXPECT_FALSE(t.consecutive());
+  EXPECT_EQ(t.laneMembers(0), (std::vector<int>{0, 1}));
+  EXPECT_EQ(t.laneMembers(2), (std::vector<int>{4}));
+  const Group lane = t.laneGroup(3);
+  EXPECT_EQ(lane.ranks, (std::vector<int>{2, 3}));
+  EXPECT_EQ(lane.me, 1);
+  EXPECT_EQ(t.shapeText(), "3+2");
+}
+
+TEST(Topology, VirtualNodesOfKConsecutiveRanks) {
+  Topology t;
+  ASSERT_TRUE(Topology::fromShape({4}, 8, 5, &t).ok());
+  EXPECT_EQ(t.shapeText(), "2x4");
+  EXPECT_TRUE(t.regular());
+  EXPECT_TRUE(t.consecutive());
+  EXPECT_EQ(t.nodeGroup(5).ranks, (std::vector<int>{4, 5, 6, 7}));
+  EXPECT_EQ(t.nodeGroup(5).me, 1);
+  EXPECT_EQ(t.laneGroup(5).ranks, (std::vector<int>{1, 5}));
+  ASSERT_TRUE(Topology::fromShape({3}, 8, 0, &t).ok());
+  EXPECT_EQ(t.shapeText(), "3+3+2");
+  ASSERT_TRUE(Topology::fromShape({3, 5}, 8, 7, &t).ok());
+  EXPECT_EQ(t.shapeText(), "3+5");
+  EXPECT_EQ(t.myLocalRank(), 4);
+  EXPECT_EQ(t.laneGroup(7).ranks, (std::vector<int>{7}));
+  EXPECT_EQ(Topology::fromShape({3, 4}, 8, 0, &t).code(), strataInvalidArgument);
+}
+
+TEST(Config, NodeShapeAndAlgorithmSpecs) {
+  std::vector<int> shape;
+  ASSERT_TRUE(parseNodeShape("4", &shape).ok());
+  EXPECT_EQ(shape, std::vector<int>{4});
+  ASSERT_TRUE(parseNodeShape("3,5", &shape).ok());
+  EXPECT_EQ(shape, (std::vector<int>{3, 5}));
+  ASSERT_TRUE(parseNodeShape("0", &shape).ok());
+  EXPECT_TRUE(shape.empty());
+  EXPECT_EQ(parseNodeShape("4x", &shape).code(), strataInvalidArgument);
+  EXPECT_EQ(parseNodeShape("3,0", &shape).code(), strataInvalidArgument);
+
+  std::map<std::string, std::string> algo;
+  ASSERT_TRUE(parseAlgorithmSpec("ring", &algo).ok());
+  EXPECT_EQ(algo[""], "ring");
+  ASSERT_TRUE(parseAlgorithmSpec("allreduce=rabenseifner, broadcast:chain", &algo).ok());
+  EXPECT_EQ(algo["allreduce"], "rabenseifner");
+  EXPECT_EQ(algo["broadcast"], "chain");
+  EXPECT_EQ(parseAlgorithmSpec("frobnicate=ring", &algo).code(), strataInvalidArgument);
+
+  Config c;
+  c.forcedAlgorithm = {{"", "ring"}, {"broadcast", "chain"}};
+  EXPECT_EQ(c.forcedFor(Collective::kAllReduce), "ring");
+  EXPECT_EQ(c.forcedFor(Collective::kBroadcast), "chain");
+}
+
+TEST(Config, ResolveRejectsBadFields) {
+  strataConfig_t bad = STRATA_CONFIG_INITIALIZER;
+  Config out;
+  bad.ranksPerNode = -2;
+  EXPECT_EQ(resolveConfig(&bad, &out).code(), strataInvalidArgument);
+  bad = STRATA_CONFIG_INITIALIZER;
+  bad.cudaAwareMpi = 3;
+  EXPECT_EQ(resolveConfig(&bad, &out).code(), strataInvalidArgument);
+  bad = STRATA_CONFIG_INITIALIZER;
+  bad.timeoutSeconds = -1;
+  EXPECT_EQ(resolveConfig(&bad, &out).code(), strataInvalidArgument);
+  strataConfig_t good = STRATA_CONFIG_INITIALIZER;
+  good.ranksPerNode = 4;
+  good.timeoutSeconds = 5;
+  good.algorithm = "allreduce=ring";
+  ASSERT_TRUE(resolveConfig(&good, &out).ok());
+  EXPECT_EQ(out.nodeShape, std::vector<int>{4});
+  EXPECT_EQ(out.timeoutSeconds, 5);
+  EXPECT_EQ(out.forcedFor(Collective::kAllReduce), "ring");
+}
+
+TEST(CostModel, PipeliningLemmaMinimisesTheFormula) {
+  LinkCost c{2e-6, 1e-9, 1e-9};
+  const double m = 16e6;
+  const int k = 7, s = 1;
+  const size_t best = pipelineBlocks(k, s, c, m, 100000);
+  const double tBest = pipelineTime(k, s, c, m, best);
+  for (size_t M : {best / 2, best - 1, best + 1, best * 2}) EXPECT_LE(tBest, pipelineTime(k, s, c, m, M) + 1e-12);
+  // The lemma's closed form: (k-s) a + 2 sqrt(s (k-s) a b m) + s b m
+  const double closed = (k - s) * c.alpha + 2 * std::sqrt(s * (k - s) * c.alpha * c.beta * m) + s * c.beta * m;
+  EXPECT_NEAR(tBest, closed, closed * 1e-3);
+  EXPECT_EQ(pipelineBlocks(1, 1, c, m, 1000), 1u);
+}
+
+}  // namespace
+}  // namespace strata

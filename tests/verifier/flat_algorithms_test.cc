@@ -1,0 +1,80 @@
+// Every flat algorithm, verified symbolically for p = 1..64, every root (all of them up to 16
+// ranks, a spread beyond), counts around p, in place and out of place, sum and average.
+#include <gtest/gtest.h>
+
+#include "tests/verifier/plan_factory.h"
+
+namespace strata::verify {
+namespace {
+
+struct Param {
+  const FlatAlgorithm* algo;
+  int p;
+};
+
+class FlatAlgorithmVerify : public ::testing::TestWithParam<Param> {};
+
+std::vector<int> rootsFor(const FlatAlgorithm& a, int p) {
+  if (!isRooted(a.collective)) return {0};
+  if (p <= 16) {
+    std::vector<int> all;
+    for (int r = 0; r < p; ++r) all.push_back(r);
+    return all;
+  }
+  return {0, 1, p / 2, p - 1};
+}
+
+std::vector<size_t> countsFor(const FlatAlgorithm& a, int p) {
+  if (a.collective == Collective::kBarrier) return {0};
+  std::vector<size_t> c = {0, 1, static_cast<size_t>(p + 1), static_cast<size_t>(2 * p + 3)};
+  if (p > 1) c.push_back(static_cast<size_t>(p - 1));
+  if (p <= 16) c.push_back(37);
+  return c;
+}
+
+TEST_P(FlatAlgorithmVerify, DeliversExactlyTheRightContributions) {
+  const FlatAlgorithm& algo = *GetParam().algo;
+  const int p = GetParam().p;
+  const std::vector<RedOp> ops = isReduction(algo.collective) ? std::vector<RedOp>{strataSum, strataAvg}
+                                                              : std::vector<RedOp>{strataSum};
+  for (const BuildOptions& opt : {BuildOptions{}, manyBlocksOptions()}) {
+    for (int root : rootsFor(algo, p)) {
+      for (size_t count : countsFor(algo, p)) {
+        for (bool inPlace : {false, true}) {
+          for (RedOp op : ops) {
+            CollectiveArgs a;
+            a.coll = algo.collective;
+            a.count = count;
+            a.type = strataFloat32;
+            a.op = op;
+            a.root = root;
+            a.inPlace = inPlace;
+            if (!algo.unsupported(a, p).empty()) continue;
+            const Result res = verifyFlat(algo, a, p, opt);
+            ASSERT_TRUE(res.ok) << collectiveName(algo.collective) << " algorithm=" << algo.name << " p=" << p
+                                << " root=" << root << " count=" << count << " inPlace=" << inPlace
+                                << " op=" << redOpName(op) << " blocks=" << (opt.minPipelineBytes == 1 ? "many" : "model")
+                                << ": " << res.error;
+          }
+        }
+      }
+    }
+  }
+}
+
+std::vector<Param> allParams() {
+  std::vector<Param> out;
+  for (const FlatAlgorithm* a : flatAlgorithms()) {
+    for (int p = 1; p <= 64; ++p) out.push_back({a, p});
+  }
+  return out;
+}
+
+INSTANTIATE_TEST_SUITE_P(AllFlat, FlatAlgorithmVerify, ::testing::ValuesIn(allParams()),
+                         [](const ::testing::TestParamInfo<Param>& info) {
+                           return std::string(collectiveName(info.param.algo->collective)) + "_" + info.param.algo->name +
+                                  "_p" + std::to_string(info.param.p);
+                         });
+
+}  // namespace
+}  // namespace strata::verify

@@ -1,0 +1,18 @@
+// Builds each rank's plan for the verifier the way the library does for a call: per-rank in-place
+// flags, the in-place alias, then the algorithm's builder.
+#pragma once
+
+#include "inter_node/algorithms/algorithm.h"
+#include "tests/verifier/symbolic_verifier.h"
+
+namespace strata::verify {
+
+// Options that make pipelined algorithms cut even small test vectors into many blocks.
+BuildOptions manyBlocksOptions();
+
+Plan buildFlatPlan(const FlatAlgorithm& algo, const CollectiveArgs& args, int p, int rank, const BuildOptions& opt);
+
+// Builds all p plans and runs the verifier.
+Result verifyFlat(const FlatAlgorithm& algo, const CollectiveArgs& args, int p, const BuildOptions& opt);
+
+}  // namespace strata::verify
