@@ -1,0 +1,205 @@
+/* An application outside the library: random collectives with random types, ops, counts, roots and
+ * in-place flags, every result checked exactly against a reference computed here.
+ *
+ *   mpiexec -n 8 ./random_collectives [iterations] [seed]
+ *   STRATA_RANKS_PER_NODE=4 mpiexec -n 8 ./random_collectives     (2 virtual nodes of 4)
+ *
+ * Inputs are small integers, so every reduction is exact in every type and any order. */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strata/strata.h>
+
+static int rank, nranks;
+
+/* ---- a tiny deterministic generator, identical on every rank ---- */
+static uint64_t rng_state;
+static uint32_t next_random(void) {
+  rng_state = rng_state * 6364136223846793005ULL + 1442695040888963407ULL;
+  return (uint32_t)(rng_state >> 33);
+}
+
+/* ---- element access by type (values are small integers: exact in every type) ---- */
+static size_t type_size(strataDataType_t t) {
+  static const size_t sizes[] = {1, 1, 4, 4, 8, 8, 2, 4, 8, 2};
+  return sizes[t];
+}
+static int is_float(strataDataType_t t) { return t == strataFloat16 || t == strataFloat32 || t == strataFloat64 || t == strataBfloat16; }
+static int is_unsigned(strataDataType_t t) { return t == strataUint8 || t == strataUint32 || t == strataUint64; }
+
+/* float -> half, round to nearest even (normal range and zero, which is all these values need). */
+static uint16_t half_from_float(float f) {
+  uint32_t u;
+  memcpy(&u, &f, 4);
+  uint16_t sign = (uint16_t)((u >> 16) & 0x8000);
+  u &= 0x7fffffffu;
+  if (u == 0) return sign;
+  uint32_t mant = (u & 0x7fffff) | 0x800000, shift = 13;
+  int e = (int)(u >> 23) - 127 + 15;
+  uint32_t q = mant >> shift, rest = mant & ((1u << shift) - 1), half = 1u << (shift - 1);
+  if (rest > half || (rest == half && (q & 1))) q++;
+  if (q == 0x800) { q >>= 1; e++; }
+  return (uint16_t)(sign | (uint16_t)(e << 10) | (q & 0x3ff));
+}
+static double half_to_double(uint16_t h) {
+  int e = (h >> 10) & 0x1f, m = h & 0x3ff;
+  double v = e == 0 ? ldexp(m, -24) : ldexp(1024 + m, e - 25);
+  return (h & 0x8000) ? -v : v;
+}
+static uint16_t bf16_from_float(float f) { /* round to nearest even */
+  uint32_t u;
+  memcpy(&u, &f, 4);
+  return (uint16_t)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+}
+static double bf16_to_double(uint16_t b) { uint32_t u = (uint32_t)b << 16; float f; memcpy(&f, &u, 4); return f; }
+
+static void put(strataDataType_t t, void* buf, size_t i, double v) {
+  switch (t) {
+    case strataInt8: ((int8_t*)buf)[i] = (int8_t)(int64_t)v; break;
+    case strataUint8: ((uint8_t*)buf)[i] = (uint8_t)(int64_t)v; break;
+    case strataInt32: ((int32_t*)buf)[i] = (int32_t)(int64_t)v; break;
+    case strataUint32: ((uint32_t*)buf)[i] = (uint32_t)(int64_t)v; break;
+    case strataInt64: ((int64_t*)buf)[i] = (int64_t)v; break;
+    case strataUint64: ((uint64_t*)buf)[i] = (uint64_t)(int64_t)v; break;
+    case strataFloat16: ((uint16_t*)buf)[i] = half_from_float((float)v); break;
+    case strataFloat32: ((float*)buf)[i] = (float)v; break;
+    case strataFloat64: ((double*)buf)[i] = v; break;
+    case strataBfloat16: ((uint16_t*)buf)[i] = bf16_from_float((float)v); break;
+    default: break;
+  }
+}
+static double get(strataDataType_t t, const void* buf, size_t i) {
+  switch (t) {
+    case strataInt8: return ((const int8_t*)buf)[i];
+    case strataUint8: return ((const uint8_t*)buf)[i];
+    case strataInt32: return ((const int32_t*)buf)[i];
+    case strataUint32: return ((const uint32_t*)buf)[i];
+    case strataInt64: return (double)((const int64_t*)buf)[i];
+    case strataUint64: return (double)((const uint64_t*)buf)[i];
+    case strataFloat16: return half_to_double(((const uint16_t*)buf)[i]);
+    case strataFloat32: return ((const float*)buf)[i];
+    case strataFloat64: return ((const double*)buf)[i];
+    case strataBfloat16: return bf16_to_double(((const uint16_t*)buf)[i]);
+    default: return 0;
+  }
+}
+
+/* Input of rank r at element i: small integers; products use {1,2} (and -1 for signed types). */
+static double input(strataDataType_t t, strataRedOp_t op, int r, size_t i, unsigned iter) {
+  unsigned h = (unsigned)(i * 2654435761u) ^ (unsigned)(r * 40503u) ^ (iter * 97u);
+  h ^= h >> 13;
+  static const double product_values[3] = {-1, 1, 2};
+  if (op == strataProd) return is_unsigned(t) ? 1 + h % 2 : product_values[h % 3];
+  if (op == strataMax || op == strataMin) return is_unsigned(t) ? h % 90 : (double)(int)(h % 90) - 45;
+  return is_unsigned(t) ? h % 12 : (double)(int)(h % 12) - 6;
+}
+static double wrap(strataDataType_t t, double v) {
+  if (is_float(t) || type_size(t) == 8) return v;
+  double mod = ldexp(1.0, (int)type_size(t) * 8), w = fmod(v, mod);
+  if (w < 0) w += mod;
+  if (!is_unsigned(t) && w >= mod / 2) w -= mod;
+  return w;
+}
+/* Reduction over all ranks of element i, with avg = sum / p (truncating for integers). */
+static double reference(strataDataType_t t, strataRedOp_t op, size_t i, unsigned iter) {
+  double acc = input(t, op, 0, i, iter);
+  for (int r = 1; r < nranks; ++r) {
+    double v = input(t, op, r, i, iter);
+    if (op == strataProd) acc = wrap(t, acc * v);
+    else if (op == strataMax) acc = acc > v ? acc : v;
+    else if (op == strataMin) acc = acc < v ? acc : v;
+    else acc = wrap(t, acc + v);
+  }
+  if (op != strataAvg) return acc;
+  if (!is_float(t)) return trunc(acc / nranks);
+  if (t == strataFloat64) return acc / nranks;
+  return (double)((float)acc / (float)nranks);
+}
+/* Bit-exact comparison through the type's own storage. */
+static int same(strataDataType_t t, const void* buf, size_t i, double want) {
+  unsigned char w[8];
+  put(t, w, 0, want);
+  return memcmp((const char*)buf + i * type_size(t), w, type_size(t)) == 0;
+}
+
+static const char* coll_names[] = {"allreduce", "broadcast", "reduce", "allgather", "reducescatter"};
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &nranks);
+  int iterations = argc > 1 ? atoi(argv[1]) : 300;
+  rng_state = argc > 2 ? strtoull(argv[2], NULL, 10) : 20261121ULL;
+
+  strataComm_t comm;
+  if (strataCommInitMpi(&comm, MPI_COMM_WORLD, NULL) != strataSuccess) {
+    fprintf(stderr, "rank %d: strataCommInitMpi: %s\n", rank, strataGetLastError(NULL));
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  }
+  long errors = 0, calls = 0;
+  for (unsigned iter = 0; iter < (unsigned)iterations; ++iter) {
+    int coll = (int)(next_random() % 5);
+    strataDataType_t t = (strataDataType_t)(next_random() % strataNumTypes);
+    strataRedOp_t op = (strataRedOp_t)(next_random() % strataNumOps);
+    static const size_t special[] = {0, 1, 2, 3, 7, 13, 31, 1021, 4099};
+    size_t n = next_random() % 3 == 0 ? special[next_random() % 9] : next_random() % 5000;
+    int root = (int)(next_random() % (unsigned)nranks);
+    int in_place = (int)(next_random() % 2);
+    size_t es = type_size(t), np = n * (size_t)nranks;
+    unsigned char* send = malloc(np * es + 1);
+    unsigned char* recv = malloc(np * es + 1);
+    strataResult_t rc = strataSuccess;
+    size_t bad = 0;
+    switch (coll) {
+      case 0: /* allreduce */
+        for (size_t i = 0; i < n; ++i) put(t, in_place ? recv : send, i, input(t, op, rank, i, iter));
+        rc = strataAllReduce(in_place ? recv : send, recv, n, t, op, comm, NULL);
+        for (size_t i = 0; i < n && rc == strataSuccess; ++i) bad += !same(t, recv, i, reference(t, op, i, iter));
+        break;
+      case 1: /* broadcast */
+        if (rank == root) for (size_t i = 0; i < n; ++i) put(t, in_place ? recv : send, i, input(t, op, root, i, iter));
+        rc = strataBroadcast(in_place ? recv : send, recv, n, t, root, comm, NULL);
+        for (size_t i = 0; i < n && rc == strataSuccess; ++i) bad += !same(t, recv, i, input(t, op, root, i, iter));
+        break;
+      case 2: /* reduce */
+        for (size_t i = 0; i < n; ++i) put(t, in_place ? recv : send, i, input(t, op, rank, i, iter));
+        rc = strataReduce(in_place ? recv : send, recv, n, t, op, root, comm, NULL);
+        if (rank == root) for (size_t i = 0; i < n && rc == strataSuccess; ++i) bad += !same(t, recv, i, reference(t, op, i, iter));
+        break;
+      case 3: /* allgather */
+        for (size_t i = 0; i < n; ++i) put(t, in_place ? recv + (size_t)rank * n * es : send, i, input(t, op, rank, i, iter));
+        rc = strataAllGather(in_place ? recv + (size_t)rank * n * es : send, recv, n, t, comm, NULL);
+        for (size_t i = 0; i < np && rc == strataSuccess; ++i) bad += !same(t, recv, i, input(t, op, (int)(i / n), i % n, iter));
+        break;
+      case 4: { /* reduce-scatter */
+        for (size_t i = 0; i < np; ++i) put(t, send, i, input(t, op, rank, i, iter));
+        unsigned char* out = in_place ? send + (size_t)rank * n * es : recv;
+        rc = strataReduceScatter(send, out, n, t, op, comm, NULL);
+        for (size_t i = 0; i < n && rc == strataSuccess; ++i) bad += !same(t, out, i, reference(t, op, (size_t)rank * n + i, iter));
+        break;
+      }
+    }
+    if (rc != strataSuccess) {
+      fprintf(stderr, "rank %d: %s failed: %s\n", rank, coll_names[coll], strataGetLastError(comm));
+      bad += 1;
+    }
+    if (bad) fprintf(stderr, "rank %d: %s type %d op %d count %zu root %d in-place %d: %zu wrong\n", rank,
+                     coll_names[coll], (int)t, (int)op, n, root, in_place, bad);
+    errors += (long)bad;
+    calls++;
+    free(send);
+    free(recv);
+  }
+  long total = 0;
+  MPI_Allreduce(&errors, &total, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+  if (rank == 0) {
+    const char* shape = getenv("STRATA_RANKS_PER_NODE");
+    printf("random_collectives: %ld calls on %d ranks (nodes: %s): %ld wrong values\n", calls, nranks,
+           shape ? shape : "discovered", total);
+  }
+  strataCommDestroy(comm);
+  MPI_Finalize();
+  return total == 0 ? 0 : 1;
+}

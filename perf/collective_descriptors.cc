@@ -1,0 +1,211 @@
+#include "perf/collective_descriptors.h"
+
+#include <cstring>
+
+#include "perf/reference.h"
+
+namespace strata::perf {
+namespace {
+
+double factorOne(int) { return 1.0; }
+double factorAllReduce(int n) { return n > 0 ? 2.0 * (n - 1) / n : 0; }
+double factorGathered(int n) { return n > 0 ? static_cast<double>(n - 1) / n : 0; }
+
+// allreduce, broadcast, reduce: one vector of bytes/elemSize elements.
+CallShape vectorShape(size_t bytes, size_t es, int) {
+  CallShape s;
+  s.count = bytes / es;
+  s.sendElems = s.recvElems = s.count;
+  s.reportedCount = s.count;
+  s.reportedBytes = s.count * es;
+  return s;
+}
+// allgather (and gather): `bytes` is the gathered buffer; each rank contributes bytes/n.
+CallShape gatheredShape(size_t bytes, size_t es, int n) {
+  CallShape s;
+  s.count = bytes / es / static_cast<size_t>(n);
+  s.sendElems = s.count;
+  s.recvElems = s.count * static_cast<size_t>(n);
+  s.reportedCount = s.recvElems;
+  s.reportedBytes = s.recvElems * es;
+  return s;
+}
+// reduce-scatter (and scatter): `bytes` is the full input; each rank receives bytes/n.
+CallShape scatteredShape(size_t bytes, size_t es, int n) {
+  CallShape s;
+  s.count = bytes / es / static_cast<size_t>(n);
+  s.sendElems = s.count * static_cast<size_t>(n);
+  s.recvElems = s.count;
+  s.reportedCount = s.sendElems;
+  s.reportedBytes = s.sendElems * es;
+  return s;
+}
+CallShape barrierShape(size_t, size_t, int) { return CallShape{}; }
+
+MPI_Datatype mpiType(strataDataType_t t) {
+  switch (t) {
+    case strataInt8: return MPI_INT8_T;
+    case strataUint8: return MPI_UINT8_T;
+    case strataInt32: return MPI_INT32_T;
+    case strataUint32: return MPI_UINT32_T;
+    case strataInt64: return MPI_INT64_T;
+    case strataUint64: return MPI_UINT64_T;
+    case strataFloat32: return MPI_FLOAT;
+    case strataFloat64: return MPI_DOUBLE;
+    default: return MPI_DATATYPE_NULL;
+  }
+}
+MPI_Op mpiOp(strataRedOp_t op) {
+  switch (op) {
+    case strataSum: return MPI_SUM;
+    case strataProd: return MPI_PROD;
+    case strataMax: return MPI_MAX;
+    case strataMin: return MPI_MIN;
+    default: return MPI_OP_NULL;
+  }
+}
+
+}  // namespace
+
+const std::vector<CollectiveDescriptor>& collectiveDescriptors() {
+  static const std::vector<CollectiveDescriptor> all = {
+      {Collective::kAllReduce, "allreduce", true, false, factorAllReduce, vectorShape},
+      {Collective::kBroadcast, "broadcast", false, true, factorOne, vectorShape},
+      {Collective::kReduce, "reduce", true, true, factorOne, vectorShape},
+      {Collective::kAllGather, "allgather", false, false, factorGathered, gatheredShape},
+      {Collective::kReduceScatter, "reducescatter", true, false, factorGathered, scatteredShape},
+      {Collective::kBarrier, "barrier", false, false, factorOne, barrierShape},
+  };
+  return all;
+}
+
+const CollectiveDescriptor* findDescriptor(const std::string& name) {
+  Collective c;
+  if (!parseCollective(name.c_str(), &c)) return nullptr;
+  for (const CollectiveDescriptor& d : collectiveDescriptors()) {
+    if (d.coll == c) return &d;
+  }
+  return nullptr;
+}
+
+void callPointers(const CollectiveDescriptor& d, const CallShape& s, const CallArgs& a, int rank, size_t es, Buffers& b,
+                  const void** send, void** recv) {
+  *send = b.send;
+  *recv = b.recv;
+  if (!a.inPlace) return;
+  char* r = static_cast<char*>(b.recv);
+  char* snd = static_cast<char*>(b.send);
+  switch (d.coll) {
+    case Collective::kAllGather: *send = r + static_cast<size_t>(rank) * s.count * es; break;
+    case Collective::kReduceScatter:
+      *send = snd;
+      *recv = snd + static_cast<size_t>(rank) * s.count * es;
+      break;
+    default: *send = r; break;
+  }
+}
+
+void prepareCheck(const CollectiveDescriptor& d, const CallShape& s, const CallArgs& a, int rank, int n, unsigned seed,
+                  Buffers& b) {
+  using namespace strata::test;
+  const size_t es = typeSize(a.type);
+  b.expected.assign(s.recvElems * es, 0);
+  const void* send = nullptr;
+  void* recv = nullptr;
+  callPointers(d, s, a, rank, es, b, &send, &recv);
+  void* input = const_cast<void*>(send);
+  switch (d.coll) {
+    case Collective::kAllReduce:
+    case Collective::kReduce:
+      fillInput(a.type, a.op, rank, input, 0, s.count, seed);
+      for (size_t i = 0; i < s.count; ++i) writeValue(a.type, b.expected.data(), i, reduceReference(a.type, a.op, n, i, seed));
+      break;
+    case Collective::kBroadcast:
+      if (rank == a.root) fillInput(a.type, a.op, rank, input, 0, s.count, seed);
+      fillInput(a.type, a.op, a.root, b.expected.data(), 0, s.count, seed);
+      break;
+    case Collective::kAllGather:
+      fillInput(a.type, a.op, rank, input, 0, s.count, seed);
+      for (int r = 0; r < n; ++r) fillInput(a.type, a.op, r, b.expected.data() + static_cast<size_t>(r) * s.count * es, 0, s.count, seed);
+      break;
+    case Collective::kReduceScatter:
+      fillInput(a.type, a.op, rank, input, 0, s.sendElems, seed);
+      for (size_t i = 0; i < s.count; ++i) {
+        writeValue(a.type, b.expected.data(), i, reduceReference(a.type, a.op, n, static_cast<size_t>(rank) * s.count + i, seed));
+      }
+      break;
+    default: break;
+  }
+}
+
+size_t countWrong(const CollectiveDescriptor& d, const CallShape& s, const CallArgs& a, int rank, int n, Buffers& b,
+                  bool mpiInPlaceLayout) {
+  const size_t es = test::typeSize(a.type);
+  if (d.coll == Collective::kBarrier) return 0;
+  if (d.coll == Collective::kReduce && rank != a.root) return 0;
+  const void* send = nullptr;
+  void* recv = nullptr;
+  callPointers(d, s, a, rank, es, b, &send, &recv);
+  if (mpiInPlaceLayout && a.inPlace && mpiMovesInPlaceResult(d)) recv = b.send;
+  size_t wrong = 0;
+  for (size_t i = 0; i < s.recvElems; ++i) {
+    if (std::memcmp(static_cast<char*>(recv) + i * es, b.expected.data() + i * es, es) != 0) ++wrong;
+  }
+  (void)n;
+  return wrong;
+}
+
+strataResult_t runStrata(const CollectiveDescriptor& d, const CallShape& s, const CallArgs& a, const void* send,
+                         void* recv, strataComm_t comm, cudaStream_t stream) {
+  switch (d.coll) {
+    case Collective::kAllReduce: return strataAllReduce(send, recv, s.count, a.type, a.op, comm, stream);
+    case Collective::kBroadcast: return strataBroadcast(send, recv, s.count, a.type, a.root, comm, stream);
+    case Collective::kReduce: return strataReduce(send, recv, s.count, a.type, a.op, a.root, comm, stream);
+    case Collective::kAllGather: return strataAllGather(send, recv, s.count, a.type, comm, stream);
+    case Collective::kReduceScatter: return strataReduceScatter(send, recv, s.count, a.type, a.op, comm, stream);
+    case Collective::kBarrier: return strataBarrier(comm, stream);
+    default: return strataInvalidUsage;
+  }
+}
+
+bool mpiSupports(const CollectiveDescriptor& d, const CallArgs& a, std::string* why) {
+  if (d.coll == Collective::kBarrier) return true;
+  if (mpiType(a.type) == MPI_DATATYPE_NULL) {
+    *why = std::string("MPI has no ") + test::typeName(a.type) + " datatype";
+    return false;
+  }
+  if (d.hasOp && mpiOp(a.op) == MPI_OP_NULL) {
+    *why = std::string("MPI has no ") + test::opName(a.op) + " operation";
+    return false;
+  }
+  return true;
+}
+
+bool mpiMovesInPlaceResult(const CollectiveDescriptor& d) { return d.coll == Collective::kReduceScatter; }
+
+int runMpi(const CollectiveDescriptor& d, const CallShape& s, const CallArgs& a, const void* send, void* recv,
+           MPI_Comm comm, int rank, size_t es) {
+  const MPI_Datatype t = mpiType(a.type);
+  const int count = static_cast<int>(s.count);
+  const bool inPlace = a.inPlace;
+  switch (d.coll) {
+    case Collective::kAllReduce:
+      return MPI_Allreduce(inPlace ? MPI_IN_PLACE : send, recv, count, t, mpiOp(a.op), comm);
+    case Collective::kBroadcast:
+      // MPI_Bcast is in place by nature; out of place, the root first copies its input.
+      if (!inPlace && rank == a.root && send != recv) std::memcpy(recv, send, s.count * es);
+      return MPI_Bcast(recv, count, t, a.root, comm);
+    case Collective::kReduce:
+      return MPI_Reduce(inPlace && rank == a.root ? MPI_IN_PLACE : send, recv, count, t, mpiOp(a.op), a.root, comm);
+    case Collective::kAllGather:
+      return MPI_Allgather(inPlace ? MPI_IN_PLACE : send, count, t, recv, count, t, comm);
+    case Collective::kReduceScatter:
+      // MPI_IN_PLACE: the input is the receive buffer, and the result lands at its start.
+      return inPlace ? MPI_Reduce_scatter_block(MPI_IN_PLACE, const_cast<void*>(send), count, t, mpiOp(a.op), comm)
+                     : MPI_Reduce_scatter_block(send, recv, count, t, mpiOp(a.op), comm);
+    case Collective::kBarrier: return MPI_Barrier(comm);
+    default: return MPI_ERR_OTHER;
+  }
+}
+
+}  // namespace strata::perf

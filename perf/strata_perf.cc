@@ -1,0 +1,472 @@
+// strata-perf: collective benchmarks in nccl-tests' language (flags, columns, bandwidth formulas,
+// correctness check), with the MPI library's own collectives (and NCCL, where built) measured in
+// the same run as baselines.
+//
+// Time is the slowest rank's, each iteration after a barrier, median over the timed iterations.
+// Every size is checked against the reference oracle before it is timed; the exit status is
+// non-zero if any value was wrong.
+#include <mpi.h>
+#include <strata/strata.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "kernels/common/datatype.h"
+#include "perf/collective_descriptors.h"
+#include "perf/reference.h"
+#include "src/core/collective_runner.h"
+#include "src/tuning/tuner.h"
+
+namespace strata::perf {
+namespace {
+
+struct Options {
+  size_t minBytes = 8;
+  size_t maxBytes = size_t{64} << 20;
+  size_t stepBytes = 0;
+  double stepFactor = 2;
+  int iters = 20;
+  int warmup = 5;
+  int check = 1;
+  strataDataType_t type = strataFloat32;
+  strataRedOp_t op = strataSum;
+  int root = 0;
+  int blocking = 0;
+  std::vector<std::string> ops = {"allreduce"};
+  std::vector<std::string> impls = {"strata"};
+  std::string algo = "auto";
+  std::string mem = "host";
+  std::string csv;
+};
+
+int gRank = 0, gSize = 1;
+
+[[noreturn]] void usageAndExit(int code) {
+  if (gRank == 0) {
+    std::printf(
+        "usage: strata-perf [options]\n"
+        "  -b, --minbytes N     smallest size (default 8; K, M, G suffixes)\n"
+        "  -e, --maxbytes N     largest size (default 64M)\n"
+        "  -i, --stepbytes N    add N between sizes (default: multiply by -f)\n"
+        "  -f, --stepfactor F   multiply the size by F between sizes (default 2)\n"
+        "  -n, --iters N        timed iterations per size (default 20)\n"
+        "  -w, --warmup_iters N untimed iterations first (default 5)\n"
+        "  -c, --check 0|1      check every size against the reference (default 1)\n"
+        "  -d, --datatype T     int8 uint8 int32 uint32 int64 uint64 half float double bfloat16 (default float)\n"
+        "  -o, --op OP          sum prod max min avg (default sum)\n"
+        "  -r, --root R         root of rooted collectives (default 0)\n"
+        "  -z, --blocking 0|1   wait for completion after each call (host calls always complete)\n"
+        "  --op NAME[,NAME]     allreduce broadcast reduce allgather reducescatter barrier, or all\n"
+        "  --impl I[,I]         strata, mpi (the MPI library's own collective); the first is the subject\n"
+        "  --algo NAME|auto|all algorithm of strata's collective; all: one table per algorithm\n"
+        "  --mem host           memory space of the buffers\n"
+        "  --csv FILE           also write every row as CSV\n"
+        "Environment: STRATA_RANKS_PER_NODE (virtual nodes), STRATA_DEBUG, STRATA_TOPO_FILE.\n");
+  }
+  MPI_Finalize();
+  std::exit(code);
+}
+
+size_t parseBytes(const char* text) {
+  char* end = nullptr;
+  const double v = std::strtod(text, &end);
+  double mult = 1;
+  if (*end == 'K' || *end == 'k') mult = 1024.0;
+  if (*end == 'M' || *end == 'm') mult = 1024.0 * 1024;
+  if (*end == 'G' || *end == 'g') mult = 1024.0 * 1024 * 1024;
+  if (end == text || v < 0) {
+    if (gRank == 0) std::fprintf(stderr, "strata-perf: bad size '%s'\n", text);
+    usageAndExit(2);
+  }
+  return static_cast<size_t>(v * mult);
+}
+
+std::vector<std::string> splitList(const std::string& s) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= s.size()) {
+    const size_t pos = s.find(',', start);
+    out.push_back(s.substr(start, pos == std::string::npos ? std::string::npos : pos - start));
+    if (pos == std::string::npos) break;
+    start = pos + 1;
+  }
+  return out;
+}
+
+Options parseOptions(int argc, char** argv) {
+  Options o;
+  bool opIsCollective = false;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto value = [&]() -> const char* {
+      if (i + 1 >= argc) {
+        if (gRank == 0) std::fprintf(stderr, "strata-perf: %s needs a value\n", a.c_str());
+        usageAndExit(2);
+      }
+      return argv[++i];
+    };
+    if (a == "-h" || a == "--help") usageAndExit(0);
+    else if (a == "-b" || a == "--minbytes") o.minBytes = parseBytes(value());
+    else if (a == "-e" || a == "--maxbytes") o.maxBytes = parseBytes(value());
+    else if (a == "-i" || a == "--stepbytes") o.stepBytes = parseBytes(value());
+    else if (a == "-f" || a == "--stepfactor") o.stepFactor = std::atof(value());
+    else if (a == "-n" || a == "--iters") o.iters = std::atoi(value());
+    else if (a == "-w" || a == "--warmup_iters") o.warmup = std::atoi(value());
+    else if (a == "-c" || a == "--check") o.check = std::atoi(value());
+    else if (a == "-r" || a == "--root") o.root = std::atoi(value());
+    else if (a == "-z" || a == "--blocking") o.blocking = std::atoi(value());
+    else if (a == "-d" || a == "--datatype") {
+      if (!parseDataType(value(), &o.type)) usageAndExit(2);
+    } else if (a == "-o" || a == "--op") {
+      // nccl-tests' -o is the reduction op; --op names the collective(s) when given a collective name.
+      const char* v = value();
+      RedOp r;
+      if (a == "-o" || (parseRedOp(v, &r) && !findDescriptor(v))) {
+        if (!parseRedOp(v, &o.op)) usageAndExit(2);
+      } else {
+        opIsCollective = true;
+        o.ops.clear();
+        for (const std::string& name : splitList(v)) {
+          if (name == "all") {
+            for (const CollectiveDescriptor& d : collectiveDescriptors()) o.ops.push_back(d.name);
+          } else if (findDescriptor(name)) {
+            o.ops.push_back(findDescriptor(name)->name);
+          } else {
+            if (gRank == 0) std::fprintf(stderr, "strata-perf: unknown collective '%s'\n", name.c_str());
+            usageAndExit(2);
+          }
+        }
+      }
+    } else if (a == "--impl") o.impls = splitList(value());
+    else if (a == "--algo") o.algo = value();
+    else if (a == "--mem") o.mem = value();
+    else if (a == "--csv") o.csv = value();
+    else {
+      if (gRank == 0) std::fprintf(stderr, "strata-perf: unknown option '%s'\n", a.c_str());
+      usageAndExit(2);
+    }
+  }
+  (void)opIsCollective;
+  for (const std::string& impl : o.impls) {
+    if (impl != "strata" && impl != "mpi") {
+      if (gRank == 0) std::fprintf(stderr, "strata-perf: --impl %s is not available in this build\n", impl.c_str());
+      usageAndExit(2);
+    }
+  }
+  if (o.mem != "host") {
+    if (gRank == 0) std::fprintf(stderr, "strata-perf: --mem %s is not available in this build\n", o.mem.c_str());
+    usageAndExit(2);
+  }
+  if (o.iters < 1 || o.warmup < 0 || o.minBytes > o.maxBytes || (o.stepBytes == 0 && o.stepFactor <= 1)) usageAndExit(2);
+  return o;
+}
+
+std::vector<size_t> sweep(const Options& o) {
+  std::vector<size_t> sizes;
+  for (size_t s = o.minBytes; s <= o.maxBytes;) {
+    sizes.push_back(s);
+    const size_t next = o.stepBytes ? s + o.stepBytes : static_cast<size_t>(std::max<double>(s + 1, s * o.stepFactor));
+    if (next <= s) break;
+    s = next;
+  }
+  return sizes;
+}
+
+struct Row {
+  std::string impl, algo, op;
+  size_t bytes = 0, count = 0;
+  std::string type, redop;
+  int root = -1;
+  double time[2] = {0, 0}, algbw[2] = {0, 0}, busbw[2] = {0, 0};
+  long long wrong[2] = {0, 0};
+  double modelUs = -1;
+  bool supported = true;
+  std::string why;
+};
+
+double medianOfSlowest(std::vector<double>& local) {
+  std::vector<double> slowest(local.size());
+  MPI_Allreduce(local.data(), slowest.data(), static_cast<int>(local.size()), MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  std::sort(slowest.begin(), slowest.end());
+  const size_t n = slowest.size();
+  return n % 2 ? slowest[n / 2] : 0.5 * (slowest[n / 2 - 1] + slowest[n / 2]);
+}
+
+void printMachine(const Options& o, strataComm_t anyComm) {
+  char host[256] = "?";
+  gethostname(host, sizeof(host) - 1);
+  std::vector<char> hosts(static_cast<size_t>(gSize) * 256);
+  MPI_Gather(host, 256, MPI_CHAR, hosts.data(), 256, MPI_CHAR, 0, MPI_COMM_WORLD);
+  int pid = static_cast<int>(getpid());
+  std::vector<int> pids(static_cast<size_t>(gSize));
+  MPI_Gather(&pid, 1, MPI_INT, pids.data(), 1, MPI_INT, 0, MPI_COMM_WORLD);
+  if (gRank != 0) return;
+  std::string cpu = "?";
+  std::ifstream info("/proc/cpuinfo");
+  for (std::string line; std::getline(info, line);) {
+    if (line.rfind("model name", 0) == 0) {
+      cpu = line.substr(line.find(':') + 2);
+      break;
+    }
+  }
+  char mpiVersion[MPI_MAX_LIBRARY_VERSION_STRING] = "";
+  int len = 0;
+  MPI_Get_library_version(mpiVersion, &len);
+  std::string mpiFirst = mpiVersion;
+  mpiFirst = mpiFirst.substr(0, mpiFirst.find_first_of("\n,"));
+  const char* shape = std::getenv("STRATA_RANKS_PER_NODE");
+  std::printf("# strata-perf %d.%d.%d: minBytes %zu maxBytes %zu step: %s warmup iters: %d iters: %d validation: %d\n",
+              STRATA_MAJOR, STRATA_MINOR, STRATA_PATCH, o.minBytes, o.maxBytes,
+              o.stepBytes ? (std::to_string(o.stepBytes) + "(bytes)").c_str()
+                          : (std::to_string(o.stepFactor).substr(0, 4) + "(factor)").c_str(),
+              o.warmup, o.iters, o.check);
+  std::printf("# machine: %s, %s, %ld cores; MPI: %s\n", host, cpu.c_str(), sysconf(_SC_NPROCESSORS_ONLN), mpiFirst.c_str());
+  std::printf("# ranks: %d, nodes: %s, memory: %s, impls:", gSize,
+              anyComm ? reinterpret_cast<strataComm*>(anyComm)->topology.shapeText().c_str() : "?", o.mem.c_str());
+  for (const std::string& i : o.impls) std::printf(" %s", i.c_str());
+  std::printf("%s\n", shape ? (std::string(" (STRATA_RANKS_PER_NODE=") + shape + ")").c_str() : "");
+  std::printf("#\n# Using devices\n");
+  for (int r = 0; r < gSize; ++r) {
+    const Topology& t = reinterpret_cast<strataComm*>(anyComm)->topology;
+    std::printf("#  Rank %2d Pid %6d on %10s node %d local %d host memory\n", r, pids[static_cast<size_t>(r)],
+                &hosts[static_cast<size_t>(r) * 256], t.nodeOf[static_cast<size_t>(r)], t.localRankOf[static_cast<size_t>(r)]);
+  }
+}
+
+void printHeader(const std::string& impl, const std::string& algo, const CollectiveDescriptor& d) {
+  if (gRank != 0) return;
+  std::printf("#\n# %s (impl %s, algorithm %s)\n#\n", d.name, impl.c_str(), algo.c_str());
+  std::printf("#                                                              out-of-place                       in-place\n");
+  std::printf("#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong   model     algo\n");
+  std::printf("#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)           (us)\n");
+}
+
+void printRow(const Row& r) {
+  if (gRank != 0) return;
+  if (!r.supported) {
+    std::printf("%12zu  %12zu  %8s  %6s  %6d   (not run: %s)\n", r.bytes, r.count, r.type.c_str(), r.redop.c_str(), r.root,
+                r.why.c_str());
+    return;
+  }
+  std::printf("%12zu  %12zu  %8s  %6s  %6d", r.bytes, r.count, r.type.c_str(), r.redop.c_str(), r.root);
+  for (int ip = 0; ip < 2; ++ip) {
+    std::printf("  %7.2f  %6.2f  %6.2f  %5lld", r.time[ip], r.algbw[ip], r.busbw[ip], r.wrong[ip]);
+  }
+  if (r.modelUs >= 0) std::printf("  %7.2f", r.modelUs);
+  else std::printf("  %7s", "-");
+  std::printf("  %s\n", r.algo.c_str());
+  std::fflush(stdout);
+}
+
+struct Runner {
+  const Options& o;
+  std::vector<Row> rows;
+  long long totalWrong = 0;
+
+  Row measure(const std::string& impl, const std::string& algo, const CollectiveDescriptor& d, strataComm_t comm,
+              size_t bytes, Buffers& buf, unsigned seed) {
+    const size_t es = dataTypeSize(o.type);
+    const CallShape s = d.shape(bytes, es, gSize);
+    CallArgs a;
+    a.type = o.type;
+    a.op = o.op;
+    a.root = d.hasRoot ? o.root : 0;
+    Row row;
+    row.impl = impl;
+    row.algo = algo;
+    row.op = d.name;
+    row.bytes = s.reportedBytes;
+    row.count = s.reportedCount;
+    row.type = dataTypeName(o.type);
+    row.redop = d.hasOp ? redOpName(o.op) : "none";
+    row.root = d.hasRoot ? o.root : -1;
+    if (impl == "mpi" && !mpiSupports(d, a, &row.why)) {
+      row.supported = false;
+      return row;
+    }
+    for (int ip = 0; ip < 2; ++ip) {
+      a.inPlace = ip == 1;
+      const void* send = nullptr;
+      void* recv = nullptr;
+      callPointers(d, s, a, gRank, es, buf, &send, &recv);
+      auto call = [&]() -> bool {
+        if (impl == "strata") {
+          const strataResult_t rc = runStrata(d, s, a, send, recv, comm, nullptr);
+          if (rc != strataSuccess) {
+            std::fprintf(stderr, "[rank %d] strata %s failed: %s\n", gRank, d.name, strataGetLastError(comm));
+            return false;
+          }
+          return true;
+        }
+        return runMpi(d, s, a, send, recv, MPI_COMM_WORLD, gRank, es) == MPI_SUCCESS;
+      };
+      long long wrong = 0;
+      if (o.check) {
+        prepareCheck(d, s, a, gRank, gSize, seed, buf);
+        callPointers(d, s, a, gRank, es, buf, &send, &recv);
+        long long local = call() ? static_cast<long long>(countWrong(d, s, a, gRank, gSize, buf, impl == "mpi"))
+                                 : static_cast<long long>(std::max<size_t>(1, s.recvElems));
+        MPI_Allreduce(&local, &wrong, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+      }
+      for (int w = 0; w < o.warmup; ++w) call();
+      std::vector<double> times(static_cast<size_t>(o.iters));
+      for (int it = 0; it < o.iters; ++it) {
+        MPI_Barrier(MPI_COMM_WORLD);
+        const double t0 = MPI_Wtime();
+        call();
+        times[static_cast<size_t>(it)] = MPI_Wtime() - t0;
+      }
+      const double t = medianOfSlowest(times);
+      row.time[ip] = t * 1e6;
+      row.algbw[ip] = t > 0 ? static_cast<double>(s.reportedBytes) / t / 1e9 : 0;
+      row.busbw[ip] = row.algbw[ip] * d.busFactor(gSize);
+      row.wrong[ip] = wrong;
+      totalWrong += wrong;
+    }
+    if (impl == "strata") {
+      CollectiveArgs args;
+      args.coll = d.coll;
+      args.count = s.count;
+      args.type = o.type;
+      args.op = o.op;
+      args.root = a.root;
+      args.commSize = gSize;
+      const CachedPlan* plan = nullptr;
+      if (planFor(reinterpret_cast<strataComm*>(comm), args, &plan).ok()) {
+        row.modelUs = plan->predictedSeconds * 1e6;
+        row.algo = plan->plan.algorithm;
+      }
+    } else {
+      row.algo = "MPI_" + std::string(d.name);
+    }
+    return row;
+  }
+
+  void run(const std::string& impl, const std::string& algo, const CollectiveDescriptor& d) {
+    strataComm_t comm = nullptr;
+    if (impl == "strata") {
+      strataConfig_t config = STRATA_CONFIG_INITIALIZER;
+      const std::string spec = std::string(d.name) + "=" + algo;
+      config.algorithm = algo == "auto" ? nullptr : spec.c_str();
+      if (strataCommInitMpi(&comm, MPI_COMM_WORLD, &config) != strataSuccess) {
+        if (gRank == 0) std::fprintf(stderr, "strata-perf: %s\n", strataGetLastError(nullptr));
+        MPI_Abort(MPI_COMM_WORLD, 1);
+      }
+    }
+    printHeader(impl, algo, d);
+    const size_t es = dataTypeSize(o.type);
+    const CallShape largest = d.shape(o.maxBytes, es, gSize);
+    Buffers buf;
+    std::vector<unsigned char> sendStore(std::max<size_t>(1, largest.sendElems * es) + 64),
+        recvStore(std::max<size_t>(1, largest.recvElems * es) + 64);
+    buf.send = sendStore.data();
+    buf.recv = recvStore.data();
+    unsigned seed = 1;
+    for (size_t bytes : sweep(o)) {
+      const CallShape s = d.shape(bytes, es, gSize);
+      if (d.coll != Collective::kBarrier && s.count == 0) continue;  // below one element per rank
+      Row row = measure(impl, algo, d, comm, bytes, buf, seed++);
+      printRow(row);
+      rows.push_back(row);
+      if (d.coll == Collective::kBarrier) break;
+    }
+    if (comm) strataCommDestroy(comm);
+  }
+};
+
+void writeCsv(const Options& o, const std::vector<Row>& rows) {
+  if (gRank != 0 || o.csv.empty()) return;
+  std::FILE* f = std::fopen(o.csv.c_str(), "w");
+  if (!f) {
+    std::fprintf(stderr, "strata-perf: cannot write %s\n", o.csv.c_str());
+    return;
+  }
+  std::fprintf(f, "impl,op,algo,ranks,size_bytes,count,type,redop,root,inplace,time_us,algbw_gbs,busbw_gbs,wrong,model_us\n");
+  for (const Row& r : rows) {
+    if (!r.supported) continue;
+    for (int ip = 0; ip < 2; ++ip) {
+      std::fprintf(f, "%s,%s,%s,%d,%zu,%zu,%s,%s,%d,%d,%.3f,%.4f,%.4f,%lld,%.3f\n", r.impl.c_str(), r.op.c_str(),
+                   r.algo.c_str(), gSize, r.bytes, r.count, r.type.c_str(), r.redop.c_str(), r.root, ip, r.time[ip],
+                   r.algbw[ip], r.busbw[ip], r.wrong[ip], r.modelUs);
+    }
+  }
+  std::fclose(f);
+}
+
+void printComparison(const Options& o, const std::vector<Row>& rows) {
+  if (gRank != 0 || o.impls.size() < 2) return;
+  const std::string subject = o.impls[0];
+  for (size_t k = 1; k < o.impls.size(); ++k) {
+    const std::string base = o.impls[k];
+    std::printf("#\n# %s against %s: medians of the same run (out-of-place / in-place); ratio = %s time / %s time\n",
+                subject.c_str(), base.c_str(), base.c_str(), subject.c_str());
+    std::printf("#  %-13s %12s  %10s %10s %7s   %10s %10s %7s\n", "op", "size(B)", (subject + "(us)").c_str(),
+                (base + "(us)").c_str(), "ratio", (subject + "(us)").c_str(), (base + "(us)").c_str(), "ratio");
+    for (const Row& r : rows) {
+      if (r.impl != subject) continue;
+      for (const Row& b : rows) {
+        if (b.impl != base || b.op != r.op || b.bytes != r.bytes || !b.supported || !r.supported) continue;
+        std::printf("#  %-13s %12zu  %10.2f %10.2f %6.2fx   %10.2f %10.2f %6.2fx\n", r.op.c_str(), r.bytes, r.time[0],
+                    b.time[0], b.time[0] / r.time[0], r.time[1], b.time[1], b.time[1] / r.time[1]);
+      }
+    }
+  }
+}
+
+int mainImpl(int argc, char** argv) {
+  const Options o = parseOptions(argc, argv);
+  {
+    strataComm_t probe = nullptr;
+    if (strataCommInitMpi(&probe, MPI_COMM_WORLD, nullptr) != strataSuccess) {
+      if (gRank == 0) std::fprintf(stderr, "strata-perf: %s\n", strataGetLastError(nullptr));
+      return 1;
+    }
+    printMachine(o, probe);
+    strataCommDestroy(probe);
+  }
+  Runner runner{o, {}, 0};
+  for (const std::string& opName : o.ops) {
+    const CollectiveDescriptor& d = *findDescriptor(opName);
+    for (const std::string& impl : o.impls) {
+      std::vector<std::string> algos = {o.algo};
+      if (impl == "mpi") algos = {"-"};
+      else if (o.algo == "all") algos = algorithmNames(d.coll);
+      for (const std::string& algo : algos) runner.run(impl, algo, d);
+    }
+  }
+  writeCsv(o, runner.rows);
+  printComparison(o, runner.rows);
+  if (gRank == 0) {
+    double sum = 0;
+    int n = 0;
+    for (const Row& r : runner.rows) {
+      if (r.impl != o.impls[0] || !r.supported) continue;
+      sum += r.busbw[0] + r.busbw[1];
+      n += 2;
+    }
+    std::printf("# Out of bounds values : %lld %s\n", runner.totalWrong, runner.totalWrong == 0 ? "OK" : "FAILED");
+    std::printf("# Avg bus bandwidth    : %g \n#\n", n ? sum / n : 0.0);
+    if (!o.csv.empty()) std::printf("# CSV written to %s\n", o.csv.c_str());
+  }
+  return runner.totalWrong == 0 ? 0 : 1;
+}
+
+}  // namespace
+}  // namespace strata::perf
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  MPI_Comm_rank(MPI_COMM_WORLD, &strata::perf::gRank);
+  MPI_Comm_size(MPI_COMM_WORLD, &strata::perf::gSize);
+  const int rc = strata::perf::mainImpl(argc, argv);
+  MPI_Finalize();
+  return rc;
+}

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Installs Strata into a scratch prefix and builds the example applications against it, as an
+# outside user would (CMake package and pkg-config), then runs them on 1 to 8 ranks with real and
+# virtual node shapes. Arguments: BUILD_DIR SOURCE_DIR MPIEXEC [MPIEXEC_EXTRA_FLAGS...]
+set -euo pipefail
+build=$1 src=$2 mpiexec=$3
+shift 3
+extra=("$@")
+prefix="$build/install-test/prefix"
+rm -rf "$build/install-test"
+cmake --install "$build" --prefix "$prefix" >/dev/null
+
+echo "== CMake package: find_package(MPI) + find_package(strata)"
+cmake -S "$src/examples" -B "$build/install-test/examples" -G Ninja -DCMAKE_PREFIX_PATH="$prefix" \
+      -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake --build "$build/install-test/examples" >/dev/null
+
+echo "== pkg-config: mpicc app.c \$(pkg-config --cflags --libs strata)"
+export PKG_CONFIG_PATH="$prefix/lib/pkgconfig:$prefix/lib64/pkgconfig:${PKG_CONFIG_PATH:-}"
+if command -v pkg-config >/dev/null; then
+  mpicc -O2 -o "$build/install-test/random_collectives_pc" "$src/examples/random_collectives.c" \
+        $(pkg-config --cflags --libs strata) -lm
+  "$mpiexec" -n 2 "${extra[@]}" "$build/install-test/random_collectives_pc" 50
+else
+  echo "(pkg-config not installed: skipped)"
+fi
+
+app="$build/install-test/examples/random_collectives"
+run() {  # run NP SHAPE ITERATIONS
+  if [ "$2" = discover ]; then unset STRATA_RANKS_PER_NODE; else export STRATA_RANKS_PER_NODE=$2; fi
+  "$mpiexec" -n "$1" "${extra[@]}" "$app" "$3" "$((1000 + $1))"
+}
+run 1 discover 200
+run 2 discover 200
+run 3 1 200
+run 4 2 200
+run 5 3 150
+run 8 4 150
+run 8 3,5 150
+run 8 1 100
+unset STRATA_RANKS_PER_NODE
+"$mpiexec" -n 3 "${extra[@]}" "$build/install-test/examples/hello_allreduce"
+echo "== the installed package works"
