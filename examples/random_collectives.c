@@ -102,6 +102,18 @@ static double wrap(strataDataType_t t, double v) {
   if (!is_unsigned(t) && w >= mod / 2) w -= mod;
   return w;
 }
+/* Reduction over ranks first..last of element i (no avg division). */
+static double reduce_range(strataDataType_t t, strataRedOp_t op, int first, int last, size_t i, unsigned iter) {
+  double acc = input(t, op, first, i, iter);
+  for (int r = first + 1; r <= last; ++r) {
+    double v = input(t, op, r, i, iter);
+    if (op == strataProd) acc = wrap(t, acc * v);
+    else if (op == strataMax) acc = acc > v ? acc : v;
+    else if (op == strataMin) acc = acc < v ? acc : v;
+    else acc = wrap(t, acc + v);
+  }
+  return acc;
+}
 /* Reduction over all ranks of element i, with avg = sum / p (truncating for integers). */
 static double reference(strataDataType_t t, strataRedOp_t op, size_t i, unsigned iter) {
   double acc = input(t, op, 0, i, iter);
@@ -124,7 +136,9 @@ static int same(strataDataType_t t, const void* buf, size_t i, double want) {
   return memcmp((const char*)buf + i * type_size(t), w, type_size(t)) == 0;
 }
 
-static const char* coll_names[] = {"allreduce", "broadcast", "reduce", "allgather", "reducescatter"};
+static const char* coll_names[] = {"allreduce", "broadcast", "reduce", "allgather", "reducescatter",
+                                   "gather",    "scatter",   "alltoall", "scan",     "exscan", "shift"};
+enum { NUM_COLLS = 11 };
 
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
@@ -140,7 +154,7 @@ int main(int argc, char** argv) {
   }
   long errors = 0, calls = 0;
   for (unsigned iter = 0; iter < (unsigned)iterations; ++iter) {
-    int coll = (int)(next_random() % 5);
+    int coll = (int)(next_random() % NUM_COLLS);
     strataDataType_t t = (strataDataType_t)(next_random() % strataNumTypes);
     strataRedOp_t op = (strataRedOp_t)(next_random() % strataNumOps);
     static const size_t special[] = {0, 1, 2, 3, 7, 13, 31, 1021, 4099};
@@ -148,6 +162,8 @@ int main(int argc, char** argv) {
     int root = (int)(next_random() % (unsigned)nranks);
     int in_place = (int)(next_random() % 2);
     size_t es = type_size(t), np = n * (size_t)nranks;
+    int shift = (int)(next_random() % (unsigned)(3 * nranks + 1)) - nranks;
+    if ((coll == 8 || coll == 9) && op == strataAvg) op = strataSum; /* prefix averages are undefined */
     unsigned char* send = malloc(np * es + 1);
     unsigned char* recv = malloc(np * es + 1);
     strataResult_t rc = strataSuccess;
@@ -178,6 +194,43 @@ int main(int argc, char** argv) {
         unsigned char* out = in_place ? send + (size_t)rank * n * es : recv;
         rc = strataReduceScatter(send, out, n, t, op, comm, NULL);
         for (size_t i = 0; i < n && rc == strataSuccess; ++i) bad += !same(t, out, i, reference(t, op, (size_t)rank * n + i, iter));
+        break;
+      }
+      case 5: { /* gather */
+        unsigned char* mine = in_place && rank == root ? recv + (size_t)root * n * es : send;
+        for (size_t i = 0; i < n; ++i) put(t, mine, i, input(t, op, rank, i, iter));
+        rc = strataGather(mine, recv, n, t, root, comm, NULL);
+        if (rank == root)
+          for (size_t i = 0; i < np && rc == strataSuccess; ++i) bad += !same(t, recv, i, input(t, op, (int)(i / n), i % n, iter));
+        break;
+      }
+      case 6: { /* scatter */
+        if (rank == root) for (size_t i = 0; i < np; ++i) put(t, send, i, input(t, op, root, i, iter));
+        unsigned char* out = in_place && rank == root ? send + (size_t)root * n * es : recv;
+        rc = strataScatter(send, out, n, t, root, comm, NULL);
+        for (size_t i = 0; i < n && rc == strataSuccess; ++i) bad += !same(t, out, i, input(t, op, root, (size_t)rank * n + i, iter));
+        break;
+      }
+      case 7: /* alltoall: block j of rank r goes to rank j */
+        for (size_t i = 0; i < np; ++i) put(t, in_place ? recv : send, i, input(t, op, rank, i, iter));
+        rc = strataAlltoAll(in_place ? recv : send, recv, n, t, comm, NULL);
+        for (size_t i = 0; i < np && rc == strataSuccess; ++i)
+          bad += !same(t, recv, i, input(t, op, (int)(i / n), (size_t)rank * n + i % n, iter));
+        break;
+      case 8: /* scan */
+      case 9: /* exscan */
+        for (size_t i = 0; i < n; ++i) put(t, in_place ? recv : send, i, input(t, op, rank, i, iter));
+        rc = coll == 8 ? strataScan(in_place ? recv : send, recv, n, t, op, comm, NULL)
+                       : strataExscan(in_place ? recv : send, recv, n, t, op, comm, NULL);
+        if (coll == 8 || rank > 0)
+          for (size_t i = 0; i < n && rc == strataSuccess; ++i)
+            bad += !same(t, recv, i, reduce_range(t, op, 0, coll == 8 ? rank : rank - 1, i, iter));
+        break;
+      case 10: { /* shift: rank r's vector lands on rank r + shift */
+        int from = ((rank - shift) % nranks + nranks) % nranks;
+        for (size_t i = 0; i < n; ++i) put(t, in_place ? recv : send, i, input(t, op, rank, i, iter));
+        rc = strataShift(in_place ? recv : send, recv, n, t, shift, comm, NULL);
+        for (size_t i = 0; i < n && rc == strataSuccess; ++i) bad += !same(t, recv, i, input(t, op, from, i, iter));
         break;
       }
     }

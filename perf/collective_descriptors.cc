@@ -41,6 +41,15 @@ CallShape scatteredShape(size_t bytes, size_t es, int n) {
   return s;
 }
 CallShape barrierShape(size_t, size_t, int) { return CallShape{}; }
+// alltoall: `bytes` is one rank's send buffer, count elements per peer.
+CallShape allToAllShape(size_t bytes, size_t es, int n) {
+  CallShape s;
+  s.count = bytes / es / static_cast<size_t>(n);
+  s.sendElems = s.recvElems = s.count * static_cast<size_t>(n);
+  s.reportedCount = s.sendElems;
+  s.reportedBytes = s.sendElems * es;
+  return s;
+}
 
 MPI_Datatype mpiType(strataDataType_t t) {
   switch (t) {
@@ -74,6 +83,12 @@ const std::vector<CollectiveDescriptor>& collectiveDescriptors() {
       {Collective::kReduce, "reduce", true, true, factorOne, vectorShape},
       {Collective::kAllGather, "allgather", false, false, factorGathered, gatheredShape},
       {Collective::kReduceScatter, "reducescatter", true, false, factorGathered, scatteredShape},
+      {Collective::kGather, "gather", false, true, factorGathered, gatheredShape},
+      {Collective::kScatter, "scatter", false, true, factorGathered, scatteredShape},
+      {Collective::kAllToAll, "alltoall", false, false, factorGathered, allToAllShape},
+      {Collective::kScan, "scan", true, false, factorOne, vectorShape},
+      {Collective::kExscan, "exscan", true, false, factorOne, vectorShape},
+      {Collective::kShift, "shift", false, false, factorOne, vectorShape},
       {Collective::kBarrier, "barrier", false, false, factorOne, barrierShape},
   };
   return all;
@@ -100,6 +115,12 @@ void callPointers(const CollectiveDescriptor& d, const CallShape& s, const CallA
     case Collective::kReduceScatter:
       *send = snd;
       *recv = snd + static_cast<size_t>(rank) * s.count * es;
+      break;
+    case Collective::kGather:
+      if (rank == a.root) *send = r + static_cast<size_t>(rank) * s.count * es;
+      break;
+    case Collective::kScatter:
+      if (rank == a.root) *recv = snd + static_cast<size_t>(rank) * s.count * es;
       break;
     default: *send = r; break;
   }
@@ -134,6 +155,35 @@ void prepareCheck(const CollectiveDescriptor& d, const CallShape& s, const CallA
         writeValue(a.type, b.expected.data(), i, reduceReference(a.type, a.op, n, static_cast<size_t>(rank) * s.count + i, seed));
       }
       break;
+    case Collective::kGather:
+      fillInput(a.type, a.op, rank, input, 0, s.count, seed);
+      for (int r = 0; r < n; ++r) fillInput(a.type, a.op, r, b.expected.data() + static_cast<size_t>(r) * s.count * es, 0, s.count, seed);
+      break;
+    case Collective::kScatter:
+      if (rank == a.root) fillInput(a.type, a.op, rank, b.send, 0, s.sendElems, seed);
+      fillInput(a.type, a.op, a.root, b.expected.data(), static_cast<size_t>(rank) * s.count, s.count, seed);
+      break;
+    case Collective::kAllToAll:
+      fillInput(a.type, a.op, rank, input, 0, s.sendElems, seed);
+      for (int r = 0; r < n; ++r) {
+        fillInput(a.type, a.op, r, b.expected.data() + static_cast<size_t>(r) * s.count * es, static_cast<size_t>(rank) * s.count, s.count, seed);
+      }
+      break;
+    case Collective::kScan:
+    case Collective::kExscan: {
+      fillInput(a.type, a.op, rank, input, 0, s.count, seed);
+      const int last = d.coll == Collective::kScan ? rank : rank - 1;
+      if (last >= 0) {
+        for (size_t i = 0; i < s.count; ++i) writeValue(a.type, b.expected.data(), i, reduceRange(a.type, a.op, 0, last, i, seed));
+      }
+      break;
+    }
+    case Collective::kShift: {
+      fillInput(a.type, a.op, rank, input, 0, s.count, seed);
+      const int from = ((rank - a.shift) % n + n) % n;
+      fillInput(a.type, a.op, from, b.expected.data(), 0, s.count, seed);
+      break;
+    }
     default: break;
   }
 }
@@ -142,7 +192,8 @@ size_t countWrong(const CollectiveDescriptor& d, const CallShape& s, const CallA
                   bool mpiInPlaceLayout) {
   const size_t es = test::typeSize(a.type);
   if (d.coll == Collective::kBarrier) return 0;
-  if (d.coll == Collective::kReduce && rank != a.root) return 0;
+  if ((d.coll == Collective::kReduce || d.coll == Collective::kGather) && rank != a.root) return 0;
+  if (d.coll == Collective::kExscan && rank == 0) return 0;  // untouched by definition
   const void* send = nullptr;
   void* recv = nullptr;
   callPointers(d, s, a, rank, es, b, &send, &recv);
@@ -163,6 +214,12 @@ strataResult_t runStrata(const CollectiveDescriptor& d, const CallShape& s, cons
     case Collective::kReduce: return strataReduce(send, recv, s.count, a.type, a.op, a.root, comm, stream);
     case Collective::kAllGather: return strataAllGather(send, recv, s.count, a.type, comm, stream);
     case Collective::kReduceScatter: return strataReduceScatter(send, recv, s.count, a.type, a.op, comm, stream);
+    case Collective::kGather: return strataGather(send, recv, s.count, a.type, a.root, comm, stream);
+    case Collective::kScatter: return strataScatter(send, recv, s.count, a.type, a.root, comm, stream);
+    case Collective::kAllToAll: return strataAlltoAll(send, recv, s.count, a.type, comm, stream);
+    case Collective::kScan: return strataScan(send, recv, s.count, a.type, a.op, comm, stream);
+    case Collective::kExscan: return strataExscan(send, recv, s.count, a.type, a.op, comm, stream);
+    case Collective::kShift: return strataShift(send, recv, s.count, a.type, a.shift, comm, stream);
     case Collective::kBarrier: return strataBarrier(comm, stream);
     default: return strataInvalidUsage;
   }
@@ -172,6 +229,10 @@ bool mpiSupports(const CollectiveDescriptor& d, const CallArgs& a, std::string* 
   if (d.coll == Collective::kBarrier) return true;
   if (mpiType(a.type) == MPI_DATATYPE_NULL) {
     *why = std::string("MPI has no ") + test::typeName(a.type) + " datatype";
+    return false;
+  }
+  if ((d.coll == Collective::kScan || d.coll == Collective::kExscan) && a.op == strataAvg) {
+    *why = "a prefix average is not defined";
     return false;
   }
   if (d.hasOp && mpiOp(a.op) == MPI_OP_NULL) {
@@ -203,6 +264,21 @@ int runMpi(const CollectiveDescriptor& d, const CallShape& s, const CallArgs& a,
       // MPI_IN_PLACE: the input is the receive buffer, and the result lands at its start.
       return inPlace ? MPI_Reduce_scatter_block(MPI_IN_PLACE, const_cast<void*>(send), count, t, mpiOp(a.op), comm)
                      : MPI_Reduce_scatter_block(send, recv, count, t, mpiOp(a.op), comm);
+    case Collective::kGather:
+      return MPI_Gather(inPlace && rank == a.root ? MPI_IN_PLACE : send, count, t, recv, count, t, a.root, comm);
+    case Collective::kScatter:
+      return MPI_Scatter(send, count, t, inPlace && rank == a.root ? MPI_IN_PLACE : recv, count, t, a.root, comm);
+    case Collective::kAllToAll: return MPI_Alltoall(inPlace ? MPI_IN_PLACE : send, count, t, recv, count, t, comm);
+    case Collective::kScan: return MPI_Scan(inPlace ? MPI_IN_PLACE : send, recv, count, t, mpiOp(a.op), comm);
+    case Collective::kExscan: return MPI_Exscan(inPlace ? MPI_IN_PLACE : send, recv, count, t, mpiOp(a.op), comm);
+    case Collective::kShift: {
+      // MPI has no shift collective: the baseline is the one exchange it takes.
+      int p = 0;
+      MPI_Comm_size(comm, &p);
+      const int to = ((rank + a.shift) % p + p) % p, from = ((rank - a.shift) % p + p) % p;
+      return inPlace ? MPI_Sendrecv_replace(recv, count, t, to, 0, from, 0, comm, MPI_STATUS_IGNORE)
+                     : MPI_Sendrecv(send, count, t, to, 0, recv, count, t, from, 0, comm, MPI_STATUS_IGNORE);
+    }
     case Collective::kBarrier: return MPI_Barrier(comm);
     default: return MPI_ERR_OTHER;
   }

@@ -26,6 +26,7 @@ struct CallArgs {
   strataDataType_t type = strataFloat32;
   strataRedOp_t op = strataSum;
   int root = 0;
+  int shift = 1;
   bool inPlace = false;
 };
 

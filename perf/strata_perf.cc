@@ -21,6 +21,7 @@
 
 #include "kernels/common/datatype.h"
 #include "perf/collective_descriptors.h"
+#include "perf/png_plot.h"
 #include "perf/reference.h"
 #include "src/core/collective_runner.h"
 #include "src/tuning/tuner.h"
@@ -45,6 +46,8 @@ struct Options {
   std::string algo = "auto";
   std::string mem = "host";
   std::string csv;
+  std::string plot;
+  int shift = 1;
 };
 
 int gRank = 0, gSize = 1;
@@ -64,11 +67,14 @@ int gRank = 0, gSize = 1;
         "  -o, --op OP          sum prod max min avg (default sum)\n"
         "  -r, --root R         root of rooted collectives (default 0)\n"
         "  -z, --blocking 0|1   wait for completion after each call (host calls always complete)\n"
-        "  --op NAME[,NAME]     allreduce broadcast reduce allgather reducescatter barrier, or all\n"
+        "  --op NAME[,NAME]     allreduce broadcast reduce allgather reducescatter gather scatter alltoall\n"
+        "                       scan exscan shift barrier, or all\n"
         "  --impl I[,I]         strata, mpi (the MPI library's own collective); the first is the subject\n"
         "  --algo NAME|auto|all algorithm of strata's collective; all: one table per algorithm\n"
         "  --mem host           memory space of the buffers\n"
         "  --csv FILE           also write every row as CSV\n"
+        "  --plot FILE.png      time against size, one line per implementation and algorithm\n"
+        "  --shift S            strataShift's shift (default 1)\n"
         "Environment: STRATA_RANKS_PER_NODE (virtual nodes), STRATA_DEBUG, STRATA_TOPO_FILE.\n");
   }
   MPI_Finalize();
@@ -149,6 +155,8 @@ Options parseOptions(int argc, char** argv) {
     else if (a == "--algo") o.algo = value();
     else if (a == "--mem") o.mem = value();
     else if (a == "--csv") o.csv = value();
+    else if (a == "--plot") o.plot = value();
+    else if (a == "--shift") o.shift = std::atoi(value());
     else {
       if (gRank == 0) std::fprintf(stderr, "strata-perf: unknown option '%s'\n", a.c_str());
       usageAndExit(2);
@@ -279,6 +287,7 @@ struct Runner {
     a.type = o.type;
     a.op = o.op;
     a.root = d.hasRoot ? o.root : 0;
+    a.shift = o.shift;
     Row row;
     row.impl = impl;
     row.algo = algo;
@@ -338,6 +347,7 @@ struct Runner {
       args.type = o.type;
       args.op = o.op;
       args.root = a.root;
+      args.shift = a.shift;
       args.commSize = gSize;
       const CachedPlan* plan = nullptr;
       if (planFor(reinterpret_cast<strataComm*>(comm), args, &plan).ok()) {
@@ -401,21 +411,65 @@ void writeCsv(const Options& o, const std::vector<Row>& rows) {
   std::fclose(f);
 }
 
+void writePlot(const Options& o, const std::vector<Row>& rows) {
+  if (gRank != 0 || o.plot.empty()) return;
+  // One plot per collective; with several collectives the file name gets the collective's name.
+  std::map<std::string, PlotSpec> byOp;
+  for (const Row& r : rows) {
+    if (!r.supported || r.op == "barrier") continue;
+    PlotSpec& spec = byOp[r.op];
+    spec.title = r.op + " on " + std::to_string(gSize) + " ranks, " + r.type + ", out of place";
+    const std::string label = r.impl == "strata" ? "strata " + r.algo : r.impl;
+    auto it = std::find_if(spec.series.begin(), spec.series.end(), [&](const PlotSeries& s) { return s.label == label; });
+    if (it == spec.series.end()) {
+      spec.series.push_back({label, {}});
+      it = spec.series.end() - 1;
+    }
+    it->points.push_back({static_cast<double>(r.bytes), r.time[0]});
+  }
+  for (auto& [op, spec] : byOp) {
+    std::string path = o.plot;
+    if (byOp.size() > 1) {
+      const size_t dot = path.rfind('.');
+      path = path.substr(0, dot) + "_" + op + (dot == std::string::npos ? ".png" : path.substr(dot));
+    }
+    const std::string err = writeLogLogPlotPng(path, spec);
+    if (err.empty()) std::printf("# plot written to %s\n", path.c_str());
+    else std::fprintf(stderr, "strata-perf: %s\n", err.c_str());
+  }
+}
+
 void printComparison(const Options& o, const std::vector<Row>& rows) {
-  if (gRank != 0 || o.impls.size() < 2) return;
+  if (gRank != 0) return;
   const std::string subject = o.impls[0];
+  // With several algorithms, the fastest of the subject's at each size (out of place).
+  if (o.algo == "all") {
+    std::printf("#\n# fastest %s algorithm per size (out-of-place median)\n", subject.c_str());
+    std::printf("#  %-13s %12s  %-22s %10s   %s\n", "op", "size(B)", "algorithm", "time(us)", "runner-up");
+    std::map<std::pair<std::string, size_t>, std::vector<const Row*>> groups;
+    for (const Row& r : rows) {
+      if (r.impl == subject && r.supported) groups[{r.op, r.bytes}].push_back(&r);
+    }
+    for (auto& [key, g] : groups) {
+      std::sort(g.begin(), g.end(), [](const Row* a, const Row* b) { return a->time[0] < b->time[0]; });
+      std::string second = g.size() > 1 ? strformat("%s %.2fx slower", g[1]->algo.c_str(), g[1]->time[0] / g[0]->time[0]) : "-";
+      std::printf("#  %-13s %12zu  %-22s %10.2f   %s\n", key.first.c_str(), key.second, g[0]->algo.c_str(), g[0]->time[0],
+                  second.c_str());
+    }
+  }
   for (size_t k = 1; k < o.impls.size(); ++k) {
     const std::string base = o.impls[k];
     std::printf("#\n# %s against %s: medians of the same run (out-of-place / in-place); ratio = %s time / %s time\n",
                 subject.c_str(), base.c_str(), base.c_str(), subject.c_str());
-    std::printf("#  %-13s %12s  %10s %10s %7s   %10s %10s %7s\n", "op", "size(B)", (subject + "(us)").c_str(),
-                (base + "(us)").c_str(), "ratio", (subject + "(us)").c_str(), (base + "(us)").c_str(), "ratio");
+    std::printf("#  %-13s %-20s %12s  %10s %10s %7s   %10s %10s %7s\n", "op", "algorithm", "size(B)",
+                (subject + "(us)").c_str(), (base + "(us)").c_str(), "ratio", (subject + "(us)").c_str(),
+                (base + "(us)").c_str(), "ratio");
     for (const Row& r : rows) {
       if (r.impl != subject) continue;
       for (const Row& b : rows) {
         if (b.impl != base || b.op != r.op || b.bytes != r.bytes || !b.supported || !r.supported) continue;
-        std::printf("#  %-13s %12zu  %10.2f %10.2f %6.2fx   %10.2f %10.2f %6.2fx\n", r.op.c_str(), r.bytes, r.time[0],
-                    b.time[0], b.time[0] / r.time[0], r.time[1], b.time[1], b.time[1] / r.time[1]);
+        std::printf("#  %-13s %-20s %12zu  %10.2f %10.2f %6.2fx   %10.2f %10.2f %6.2fx\n", r.op.c_str(), r.algo.c_str(),
+                    r.bytes, r.time[0], b.time[0], b.time[0] / r.time[0], r.time[1], b.time[1], b.time[1] / r.time[1]);
       }
     }
   }
@@ -443,6 +497,7 @@ int mainImpl(int argc, char** argv) {
     }
   }
   writeCsv(o, runner.rows);
+  writePlot(o, runner.rows);
   printComparison(o, runner.rows);
   if (gRank == 0) {
     double sum = 0;

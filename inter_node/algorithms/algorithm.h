@@ -32,6 +32,9 @@ struct FlatAlgorithm {
   // Predicted time in seconds.
   double (*cost)(const CollectiveArgs& args, int p, const LinkCost& c);
   const char* formula;  // the cost formula as text, for documentation and logs
+  // Optional: why the tuner must not pick this algorithm on its own for the call (it may still be
+  // forced), e.g. floating-point sums added in a different order on different ranks.
+  std::string (*notAutomatic)(const CollectiveArgs& args, int p) = nullptr;
 };
 
 // All flat algorithms, in a fixed order.
@@ -43,10 +46,26 @@ const FlatAlgorithm* findFlatAlgorithm(Collective c, const std::string& name);
 // Bytes of a call's vector (count * element size) as a double, for cost formulas.
 inline double callBytes(const CollectiveArgs& a) { return static_cast<double>(a.count) * static_cast<double>(a.elemSize()); }
 
+// The per-rank blocks of the larger buffer of a gather-like collective: the receive buffer of
+// allgather(v) and gather(v), the send buffer of scatter(v) and reduce-scatter(v). Regular
+// collectives have blocks of `count` back to back; v-variants take counts and displacements.
+BlockLayout rankBlocks(const CollectiveArgs& a, int p);
+// Whether the blocks follow each other in rank order without gaps (an image the algorithms can
+// work in directly).
+bool isPacked(const BlockLayout& l);
+// Blocks of `l` cut out of `whole` (buffer + base offset).
+std::vector<Slice> blockSlices(Slice whole, const BlockLayout& l);
+// The same blocks packed back to back in rank order.
+BlockLayout packedLayout(const BlockLayout& l);
+
 // Builds the avg division step only when the call's op is strataAvg.
 inline void divideIfAverage(PlanBuilder& b, const CollectiveArgs& a, Slice s) {
   if (a.op == strataAvg) b.divide(s);
 }
+
+// Rejects floating-point sum, product and average for algorithms whose ranks combine the inputs in
+// different orders (the last bits could then differ between ranks).
+std::string rankOrderDependent(const CollectiveArgs& a, int p);
 
 // ---- Building blocks (slices are in the builder's buffers; groups give the peers) ----
 

@@ -11,10 +11,14 @@ std::string supports(const CollectiveArgs&, int) { return ""; }
 
 void build(PlanBuilder& b, const CollectiveArgs& a, const Group& g, const BuildOptions&) {
   const int p = g.size();
-  const size_t n = a.count;
+  const BlockLayout blocks = rankBlocks(a, p);  // consecutive in the send buffer
+  const size_t total = blocks.total();
   const Fold f = makeFold(g);
-  const Slice sendAll{BufferId::kSend, 0, n * static_cast<size_t>(p)};
-  const Slice result{BufferId::kRecv, 0, n};
+  const Slice sendAll{BufferId::kSend, 0, total};
+  auto rankBlock = [&](Slice whole, int i) {
+    return whole.sub(blocks.offset[static_cast<size_t>(i)], blocks.count[static_cast<size_t>(i)]);
+  };
+  const Slice result{BufferId::kRecv, 0, blocks.count[static_cast<size_t>(g.me)]};
   // Virtual rank j covers the blocks of the real ranks that it stands for: 2j and 2j+1 for the
   // folded pairs, j + rem otherwise. Those are consecutive, so each virtual block is a range.
   BlockLayout vblocks;
@@ -22,14 +26,16 @@ void build(PlanBuilder& b, const CollectiveArgs& a, const Group& g, const BuildO
   vblocks.count.resize(static_cast<size_t>(f.p2));
   for (int j = 0; j < f.p2; ++j) {
     const int first = j < f.rem ? 2 * j : j + f.rem;
-    const int blocks = j < f.rem ? 2 : 1;
-    vblocks.offset[static_cast<size_t>(j)] = static_cast<size_t>(first) * n;
-    vblocks.count[static_cast<size_t>(j)] = static_cast<size_t>(blocks) * n;
+    const int n = j < f.rem ? 2 : 1;
+    vblocks.offset[static_cast<size_t>(j)] = blocks.offset[static_cast<size_t>(first)];
+    size_t c = 0;
+    for (int t = 0; t < n; ++t) c += blocks.count[static_cast<size_t>(first + t)];
+    vblocks.count[static_cast<size_t>(j)] = c;
   }
   const bool folded = g.me < 2 * f.rem;
   const bool even = g.me % 2 == 0;
   // The user's send buffer is never written: partial sums live in scratch.
-  const Slice work = b.scratch(sendAll.count);
+  const Slice work = b.scratch(total);
 
   b.setPhase(0);
   b.label("pair-reduce", 0);
@@ -37,7 +43,7 @@ void build(PlanBuilder& b, const CollectiveArgs& a, const Group& g, const BuildO
   if (folded && even) {
     b.send(g.rank(g.me + 1), sendAll, 0);
   } else if (folded) {
-    const Slice tmp = b.scratch(sendAll.count);
+    const Slice tmp = b.scratch(total);
     b.recv(g.rank(g.me - 1), tmp, 0);
     b.reduce(work, {sendAll, tmp});
     in = work;
@@ -48,17 +54,16 @@ void build(PlanBuilder& b, const CollectiveArgs& a, const Group& g, const BuildO
   }
   b.setPhase(2);
   b.label("pair-result", 0);
-  const Slice myBlock = work.sub(static_cast<size_t>(g.me) * n, n);
   if (folded && even) {
-    b.recv(g.rank(g.me + 1), result, 0);
+    if (result.count) b.recv(g.rank(g.me + 1), result, 0);
   } else {
     if (folded) {
-      const Slice partnerBlock = work.sub(static_cast<size_t>(g.me - 1) * n, n);
+      const Slice partnerBlock = rankBlock(work, g.me - 1);
       divideIfAverage(b, a, partnerBlock);
-      b.send(g.rank(g.me - 1), partnerBlock, 0);
+      if (partnerBlock.count) b.send(g.rank(g.me - 1), partnerBlock, 0);
     }
-    divideIfAverage(b, a, myBlock);
-    b.copy(result, myBlock);
+    divideIfAverage(b, a, rankBlock(work, g.me));
+    b.copy(result, rankBlock(work, g.me));
   }
 }
 
@@ -74,6 +79,9 @@ double cost(const CollectiveArgs& a, int p, const LinkCost& c) {
 
 extern const FlatAlgorithm kRecursiveHalvingReduceScatter = {
     "recursive_halving", Collective::kReduceScatter, supports, build, cost,
+    "log p' a + (p'-1)/p' (b + g) m [+ 2a + (b + g) m + b m/p if p != p']"};
+extern const FlatAlgorithm kRecursiveHalvingReduceScatterv = {
+    "recursive_halving", Collective::kReduceScatterv, supports, build, cost,
     "log p' a + (p'-1)/p' (b + g) m [+ 2a + (b + g) m + b m/p if p != p']"};
 
 }  // namespace strata

@@ -26,10 +26,9 @@ namespace {
 
 std::string supportsRing(const CollectiveArgs&, int) { return ""; }
 
+// Allgather(v): block i of the receive buffer comes from rank i.
 void buildAllGather(PlanBuilder& b, const CollectiveArgs& a, const Group& g, const BuildOptions&) {
-  const int p = g.size();
-  std::vector<Slice> out(static_cast<size_t>(p));
-  for (int i = 0; i < p; ++i) out[static_cast<size_t>(i)] = Slice{BufferId::kRecv, static_cast<size_t>(i) * a.count, a.count};
+  const std::vector<Slice> out = blockSlices(Slice{BufferId::kRecv, 0, 0}, rankBlocks(a, g.size()));
   buildRingAllGather(b, g, Slice{BufferId::kSend, 0, a.count}, out);
 }
 
@@ -42,5 +41,7 @@ double cost(const CollectiveArgs& a, int p, const LinkCost& c) {
 
 extern const FlatAlgorithm kRingAllGather = {"ring", Collective::kAllGather, supportsRing, buildAllGather, cost,
                                              "(p-1)(a + b m/p)"};
+extern const FlatAlgorithm kRingAllGatherv = {"ring", Collective::kAllGatherv, supportsRing, buildAllGather, cost,
+                                              "(p-1)(a + b m/p)"};
 
 }  // namespace strata

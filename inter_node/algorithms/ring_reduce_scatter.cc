@@ -47,12 +47,12 @@ namespace {
 
 std::string supportsRing(const CollectiveArgs&, int) { return ""; }
 
-// Reduce-scatter collective: block i of the send buffer goes to rank i.
+// Reduce-scatter(v) collective: block i of the send buffer goes to rank i.
 void buildReduceScatter(PlanBuilder& b, const CollectiveArgs& a, const Group& g, const BuildOptions&) {
   const int p = g.size();
-  std::vector<Slice> input(static_cast<size_t>(p));
-  for (int i = 0; i < p; ++i) input[static_cast<size_t>(i)] = Slice{BufferId::kSend, static_cast<size_t>(i) * a.count, a.count};
-  const Slice result{BufferId::kRecv, 0, a.count};
+  const BlockLayout blocks = rankBlocks(a, p);
+  const std::vector<Slice> input = blockSlices(Slice{BufferId::kSend, 0, 0}, blocks);
+  const Slice result{BufferId::kRecv, 0, blocks.count[static_cast<size_t>(g.me)]};
   buildRingReduceScatter(b, g, input, result);
   divideIfAverage(b, a, result);
 }
@@ -66,6 +66,9 @@ double cost(const CollectiveArgs& a, int p, const LinkCost& c) {
 
 extern const FlatAlgorithm kRingReduceScatter = {
     "ring", Collective::kReduceScatter, supportsRing, buildReduceScatter, cost,
+    "(p-1)(a + b m/p) + (p-1)/p g m"};
+extern const FlatAlgorithm kRingReduceScatterv = {
+    "ring", Collective::kReduceScatterv, supportsRing, buildReduceScatter, cost,
     "(p-1)(a + b m/p) + (p-1)/p g m"};
 
 }  // namespace strata

@@ -39,8 +39,8 @@ void bufferUse(const CollectiveArgs& a, int rank, int p, BufferUse* send, Buffer
   switch (a.coll) {
     case Collective::kAllReduce:
     case Collective::kScan:
-    case Collective::kExscan:
     case Collective::kShift: *send = {true, n}; *recv = {true, n}; break;
+    case Collective::kExscan: *send = {true, n}; *recv = {rank != 0, n}; break;  // rank 0's is untouched
     case Collective::kBroadcast: *send = {root, n}; *recv = {true, n}; break;
     case Collective::kReduce: *send = {true, n}; *recv = {root, n}; break;
     case Collective::kAllGather: *send = {true, n}; *recv = {true, np}; break;
@@ -62,12 +62,21 @@ struct InPlaceRule {
 };
 
 InPlaceRule inPlaceRule(const CollectiveArgs& a, int rank) {
-  const size_t bytes = a.count * a.elemSize();
+  const size_t es = a.elemSize();
+  const size_t bytes = a.count * es;
   switch (a.coll) {
     case Collective::kAllGather: return {true, static_cast<size_t>(rank) * bytes};
     case Collective::kReduceScatter: return {false, static_cast<size_t>(rank) * bytes};
     case Collective::kGather: return {true, static_cast<size_t>(a.root) * bytes};
     case Collective::kScatter: return {false, static_cast<size_t>(a.root) * bytes};
+    case Collective::kAllGatherv: return {true, a.displs[static_cast<size_t>(rank)] * es};
+    case Collective::kGatherv: return {true, a.displs[static_cast<size_t>(a.root)] * es};
+    case Collective::kScatterv: return {false, a.sendDispls[static_cast<size_t>(a.root)] * es};
+    case Collective::kReduceScatterv: {
+      size_t prefix = 0;
+      for (int j = 0; j < rank; ++j) prefix += a.counts[static_cast<size_t>(j)];
+      return {false, prefix * es};
+    }
     default: return {true, 0};
   }
 }
@@ -83,6 +92,8 @@ Status validate(strataComm* comm, CollectiveArgs* a, const void* send, const voi
   STRATA_REQUIRE(isValidDataType(a->type), strataInvalidArgument, "invalid datatype %d", static_cast<int>(a->type));
   if (isReduction(a->coll)) {
     STRATA_REQUIRE(isValidRedOp(a->op), strataInvalidArgument, "invalid reduction op %d", static_cast<int>(a->op));
+    STRATA_REQUIRE(!((a->coll == Collective::kScan || a->coll == Collective::kExscan) && a->op == strataAvg),
+                   strataInvalidUsage, "%s with strataAvg is not defined (a prefix has no single divisor)", name);
   }
   if (isRooted(a->coll)) {
     STRATA_REQUIRE(a->root >= 0 && a->root < p, strataInvalidArgument, "root %d is not a rank of this %d-rank communicator",

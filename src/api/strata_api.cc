@@ -141,6 +141,43 @@ strataResult_t strataReduceScatter(const void* sendbuff, void* recvbuff, size_t 
                                  sendbuff, recvbuff, stream);
 }
 
+strataResult_t strataGather(const void* sendbuff, void* recvbuff, size_t sendcount, strataDataType_t datatype, int root,
+                            strataComm_t comm, cudaStream_t stream) {
+  return strata::api::runRegular("strataGather", comm, makeArgs(Collective::kGather, sendcount, datatype, strataSum, root),
+                                 sendbuff, recvbuff, stream);
+}
+
+strataResult_t strataScatter(const void* sendbuff, void* recvbuff, size_t recvcount, strataDataType_t datatype, int root,
+                             strataComm_t comm, cudaStream_t stream) {
+  return strata::api::runRegular("strataScatter", comm, makeArgs(Collective::kScatter, recvcount, datatype, strataSum, root),
+                                 sendbuff, recvbuff, stream);
+}
+
+strataResult_t strataAlltoAll(const void* sendbuff, void* recvbuff, size_t count, strataDataType_t datatype,
+                              strataComm_t comm, cudaStream_t stream) {
+  return strata::api::runRegular("strataAlltoAll", comm, makeArgs(Collective::kAllToAll, count, datatype, strataSum, 0),
+                                 sendbuff, recvbuff, stream);
+}
+
+strataResult_t strataScan(const void* sendbuff, void* recvbuff, size_t count, strataDataType_t datatype, strataRedOp_t op,
+                          strataComm_t comm, cudaStream_t stream) {
+  return strata::api::runRegular("strataScan", comm, makeArgs(Collective::kScan, count, datatype, op, 0), sendbuff,
+                                 recvbuff, stream);
+}
+
+strataResult_t strataExscan(const void* sendbuff, void* recvbuff, size_t count, strataDataType_t datatype,
+                            strataRedOp_t op, strataComm_t comm, cudaStream_t stream) {
+  return strata::api::runRegular("strataExscan", comm, makeArgs(Collective::kExscan, count, datatype, op, 0), sendbuff,
+                                 recvbuff, stream);
+}
+
+strataResult_t strataShift(const void* sendbuff, void* recvbuff, size_t count, strataDataType_t datatype, int shift,
+                           strataComm_t comm, cudaStream_t stream) {
+  CollectiveArgs a = makeArgs(Collective::kShift, count, datatype, strataSum, 0);
+  a.shift = shift;
+  return strata::api::runRegular("strataShift", comm, a, sendbuff, recvbuff, stream);
+}
+
 strataResult_t strataBarrier(strataComm_t comm, cudaStream_t stream) {
   return strata::api::runRegular("strataBarrier", comm, makeArgs(Collective::kBarrier, 0, strataUint8, strataSum, 0),
                                  nullptr, nullptr, stream);

@@ -15,14 +15,17 @@ void applyInPlaceAlias(PlanBuilder& b, const CollectiveArgs& args, int rank) {
     case Collective::kReduceScatter: b.alias(BufferId::kRecv, BufferId::kSend, static_cast<size_t>(rank) * n); break;
     case Collective::kGather: b.alias(BufferId::kSend, BufferId::kRecv, static_cast<size_t>(args.root) * n); break;
     case Collective::kScatter: b.alias(BufferId::kRecv, BufferId::kSend, static_cast<size_t>(args.root) * n); break;
-    case Collective::kAllGatherv:
-    case Collective::kGatherv:
-      b.alias(BufferId::kSend, BufferId::kRecv, args.displs[static_cast<size_t>(rank)]);
-      break;
+    case Collective::kAllGatherv: b.alias(BufferId::kSend, BufferId::kRecv, args.displs[static_cast<size_t>(rank)]); break;
+    case Collective::kGatherv: b.alias(BufferId::kSend, BufferId::kRecv, args.displs[static_cast<size_t>(args.root)]); break;
     case Collective::kScatterv:
-    case Collective::kReduceScatterv:
-      b.alias(BufferId::kRecv, BufferId::kSend, args.displs[static_cast<size_t>(rank)]);
+      b.alias(BufferId::kRecv, BufferId::kSend, args.sendDispls[static_cast<size_t>(args.root)]);
       break;
+    case Collective::kReduceScatterv: {
+      size_t prefix = 0;
+      for (int j = 0; j < rank; ++j) prefix += args.counts[static_cast<size_t>(j)];
+      b.alias(BufferId::kRecv, BufferId::kSend, prefix);
+      break;
+    }
     default: b.alias(BufferId::kSend, BufferId::kRecv, 0); break;
   }
 }

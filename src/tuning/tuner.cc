@@ -10,19 +10,40 @@ std::vector<std::string> algorithmNames(Collective c) {
   return names;
 }
 
+CollectiveArgs rankIndependentArgs(const CollectiveArgs& args) {
+  CollectiveArgs a = args;
+  a.inPlace = false;
+  switch (args.coll) {
+    case Collective::kAllGatherv:
+    case Collective::kReduceScatterv: {
+      size_t total = 0;
+      for (size_t c : args.counts) total += c;
+      a.count = args.counts.empty() ? 0 : total / args.counts.size();
+      break;
+    }
+    case Collective::kGatherv:
+    case Collective::kScatterv:
+    case Collective::kAllToAllv: a.count = 0; break;
+    default: break;
+  }
+  return a;
+}
+
 std::vector<Candidate> candidatesFor(const TunerInput& in, std::vector<std::string>* rejected) {
   const CollectiveArgs& args = *in.args;
+  const CollectiveArgs global = rankIndependentArgs(args);
   const int p = in.topology->size;
   std::vector<Candidate> out;
   for (const FlatAlgorithm* algo : flatAlgorithmsFor(args.coll)) {
-    const std::string why = algo->unsupported(args, p);
+    const std::string why = algo->unsupported(global, p);
     if (!why.empty()) {
       if (rejected) rejected->push_back(std::string(algo->name) + ": " + why);
       continue;
     }
     Candidate c;
     c.name = algo->name;
-    c.predictedSeconds = algo->cost(args, p, in.costs->flat);
+    c.predictedSeconds = algo->cost(global, p, in.costs->flat);
+    c.automatic = algo->notAutomatic == nullptr || algo->notAutomatic(global, p).empty();
     const Group world = Group::world(p, in.topology->rank);
     BuildOptions opt;
     opt.link = in.costs->flat;
@@ -56,11 +77,12 @@ Status selectAlgorithm(const TunerInput& in, Candidate* out) {
                       collectiveName(args.coll), forced.c_str(), collectiveName(args.coll),
                       known.empty() ? "none" : known.c_str());
   }
-  STRATA_REQUIRE(!candidates.empty(), strataInternalError, "no algorithm can serve %s", collectiveName(args.coll));
-  size_t best = 0;
-  for (size_t i = 1; i < candidates.size(); ++i) {
-    if (candidates[i].predictedSeconds < candidates[best].predictedSeconds) best = i;
+  size_t best = candidates.size();
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    if (!candidates[i].automatic) continue;
+    if (best == candidates.size() || candidates[i].predictedSeconds < candidates[best].predictedSeconds) best = i;
   }
+  STRATA_REQUIRE(best < candidates.size(), strataInternalError, "no algorithm can serve %s", collectiveName(args.coll));
   *out = std::move(candidates[best]);
   return Status::Ok();
 }

@@ -20,6 +20,7 @@ namespace strata {
 struct Candidate {
   std::string name;
   double predictedSeconds = 0;
+  bool automatic = true;  // the tuner may pick it on its own (else only when forced)
   std::function<void(PlanBuilder&)> build;  // builds this rank's plan for the call
 };
 
@@ -29,6 +30,12 @@ struct TunerInput {
   const CostParams* costs = nullptr;
   const Config* config = nullptr;
 };
+
+// The call as every rank sees it: selection may use only these values, or ranks would pick
+// different algorithms and wait on each other. The irregular collectives' own counts differ per
+// rank: allgatherv and reducescatterv are priced by their mean block (all ranks know the counts),
+// gatherv, scatterv and alltoallv by nothing rank-specific at all.
+CollectiveArgs rankIndependentArgs(const CollectiveArgs& args);
 
 // Every algorithm that can serve the call, with its prediction; `rejected` gets "name: why" for the
 // others.

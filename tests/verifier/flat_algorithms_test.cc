@@ -15,6 +15,7 @@ struct Param {
 class FlatAlgorithmVerify : public ::testing::TestWithParam<Param> {};
 
 std::vector<int> rootsFor(const FlatAlgorithm& a, int p) {
+  if (a.collective == Collective::kShift) return {0, 1, p - 1, p, 2 * p + 1};  // added to the shift
   if (!isRooted(a.collective)) return {0};
   if (p <= 16) {
     std::vector<int> all;
@@ -24,8 +25,22 @@ std::vector<int> rootsFor(const FlatAlgorithm& a, int p) {
   return {0, 1, p / 2, p - 1};
 }
 
+bool isIrregular(Collective c) {
+  return c == Collective::kAllGatherv || c == Collective::kGatherv || c == Collective::kScatterv ||
+         c == Collective::kAllToAllv || c == Collective::kReduceScatterv;
+}
+
+// Collectives whose count is per rank block: their buffers hold p blocks, and the block structure,
+// not the block size, is what the algorithms get wrong.
+bool isBlockwise(Collective c) {
+  return c == Collective::kAllGather || c == Collective::kReduceScatter || c == Collective::kGather ||
+         c == Collective::kScatter || c == Collective::kAllToAll;
+}
+
 std::vector<size_t> countsFor(const FlatAlgorithm& a, int p) {
   if (a.collective == Collective::kBarrier) return {0};
+  if (isIrregular(a.collective)) return {1, 2, 3};  // seeds of the irregular layouts
+  if (isBlockwise(a.collective)) return {0, 1, 2, 5};
   std::vector<size_t> c = {0, 1, static_cast<size_t>(p + 1), static_cast<size_t>(2 * p + 3)};
   if (p > 1) c.push_back(static_cast<size_t>(p - 1));
   if (p <= 16) c.push_back(37);
@@ -38,6 +53,17 @@ TEST_P(FlatAlgorithmVerify, DeliversExactlyTheRightContributions) {
   const std::vector<RedOp> ops = isReduction(algo.collective) ? std::vector<RedOp>{strataSum, strataAvg}
                                                               : std::vector<RedOp>{strataSum};
   for (const BuildOptions& opt : {BuildOptions{}, manyBlocksOptions()}) {
+    // The second options only matter to algorithms whose plans they change (the pipelines).
+    if (opt.minPipelineBytes == 1) {
+      CollectiveArgs probe;
+      probe.coll = algo.collective;
+      probe.count = static_cast<size_t>(2 * p + 3);
+      probe.type = strataFloat32;
+      if (algo.unsupported(probe, p).empty() && !isIrregular(algo.collective) &&
+          buildFlatPlan(algo, probe, p, 0, opt).size() == buildFlatPlan(algo, probe, p, 0, BuildOptions{}).size()) {
+        continue;
+      }
+    }
     for (int root : rootsFor(algo, p)) {
       for (size_t count : countsFor(algo, p)) {
         for (bool inPlace : {false, true}) {
@@ -50,7 +76,10 @@ TEST_P(FlatAlgorithmVerify, DeliversExactlyTheRightContributions) {
             a.root = root;
             a.inPlace = inPlace;
             if (!algo.unsupported(a, p).empty()) continue;
-            const Result res = verifyFlat(algo, a, p, opt);
+            std::vector<CollectiveArgs> perRank;
+            if (isIrregular(algo.collective)) perRank = irregularArgs(a, p, static_cast<unsigned>(count));
+            if (algo.collective == Collective::kShift) a.shift = static_cast<int>(count % 7) - 3 + root;
+            const Result res = verifyFlat(algo, a, p, opt, perRank);
             ASSERT_TRUE(res.ok) << collectiveName(algo.collective) << " algorithm=" << algo.name << " p=" << p
                                 << " root=" << root << " count=" << count << " inPlace=" << inPlace
                                 << " op=" << redOpName(op) << " blocks=" << (opt.minPipelineBytes == 1 ? "many" : "model")

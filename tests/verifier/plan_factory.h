@@ -12,7 +12,12 @@ BuildOptions manyBlocksOptions();
 
 Plan buildFlatPlan(const FlatAlgorithm& algo, const CollectiveArgs& args, int p, int rank, const BuildOptions& opt);
 
-// Builds all p plans and runs the verifier.
-Result verifyFlat(const FlatAlgorithm& algo, const CollectiveArgs& args, int p, const BuildOptions& opt);
+// Builds all p plans and runs the verifier; `perRank` (optional) gives each rank's own arguments.
+Result verifyFlat(const FlatAlgorithm& algo, const CollectiveArgs& args, int p, const BuildOptions& opt,
+                  const std::vector<CollectiveArgs>& perRank = {});
+
+// Arguments of the irregular variants for the verifier: uneven counts (zeros included) and
+// displacements with gaps and out of rank order. `inPlace` picks counts an in-place call allows.
+std::vector<CollectiveArgs> irregularArgs(const CollectiveArgs& base, int p, unsigned seed);
 
 }  // namespace strata::verify

@@ -82,7 +82,9 @@ using ChannelKey = std::tuple<int, int, int>;  // source, destination, tag
 
 class Simulator {
  public:
-  explicit Simulator(const Case& c) : c_(c), a_(c.args), p_(c.p) {}
+  explicit Simulator(const Case& c) : c_(c), a_(c.args), p_(c.p) {
+    for (int r = 0; r < p_; ++r) ra_.push_back(rankArgs(c.argsOf(r), r));
+  }
 
   Result run() {
     if (static_cast<int>(c_.plans.size()) != p_) return fail("expected %d plans, got %zu", p_, c_.plans.size());
@@ -148,7 +150,7 @@ class Simulator {
       fail("rank %d: %zu steps is more than the verifier checks", r, plan.size());
       return false;
     }
-    const CollectiveArgs ra = rankArgs(a_, r);
+    const CollectiveArgs& ra = ra_[static_cast<size_t>(r)];
     const View sv = sendView(ra, r), rv = recvView(ra, r);
     const size_t se = sendElems(ra, r, p_), re = recvElems(ra, r, p_);
     // Buffer sizes: an aliased buffer is part of the one it aliases.
@@ -413,14 +415,43 @@ class Simulator {
         if (r == 0) return std::nullopt;
         return Cell{allRanks(r), idx, false};
       case Collective::kShift: return Cell{one(((r - a_.shift) % p_ + p_) % p_), idx, false};
+      case Collective::kAllGatherv:
+      case Collective::kGatherv: {
+        const CollectiveArgs& mine = ra_[static_cast<size_t>(r)];
+        for (int j = 0; j < p_; ++j) {
+          const size_t d = mine.displs[static_cast<size_t>(j)], c = mine.counts[static_cast<size_t>(j)];
+          if (i >= d && i < d + c) return Cell{one(j), static_cast<int64_t>(i - d), false};
+        }
+        return std::nullopt;  // a gap: must stay untouched
+      }
+      case Collective::kScatterv: {
+        const CollectiveArgs& root = ra_[static_cast<size_t>(a_.root)];
+        return Cell{one(a_.root), static_cast<int64_t>(root.sendDispls[static_cast<size_t>(r)] + i), false};
+      }
+      case Collective::kAllToAllv: {
+        const CollectiveArgs& mine = ra_[static_cast<size_t>(r)];
+        for (int j = 0; j < p_; ++j) {
+          const size_t d = mine.displs[static_cast<size_t>(j)], c = mine.counts[static_cast<size_t>(j)];
+          if (i >= d && i < d + c) {
+            const size_t theirs = ra_[static_cast<size_t>(j)].sendDispls[static_cast<size_t>(r)];
+            return Cell{one(j), static_cast<int64_t>(theirs + (i - d)), false};
+          }
+        }
+        return std::nullopt;
+      }
+      case Collective::kReduceScatterv: {
+        size_t prefix = 0;
+        for (int j = 0; j < r; ++j) prefix += ra_[static_cast<size_t>(r)].counts[static_cast<size_t>(j)];
+        return Cell{all, static_cast<int64_t>(prefix + i), avg};
+      }
       default: return std::nullopt;
     }
   }
 
   void checkOutput(int r) {
     const RankState& st = ranks_[static_cast<size_t>(r)];
-    const View rv = recvView(rankArgs(a_, r), r);
-    const size_t re = recvElems(a_, r, p_);
+    const View rv = recvView(ra_[static_cast<size_t>(r)], r);
+    const size_t re = recvElems(ra_[static_cast<size_t>(r)], r, p_);
     const Buffer& b = st.buf[static_cast<int>(rv.buffer)];
     for (size_t i = 0; i < re; ++i) {
       const Cell& got = b.cells[rv.offset + i];
@@ -436,6 +467,7 @@ class Simulator {
   const Case& c_;
   const CollectiveArgs& a_;
   int p_;
+  std::vector<CollectiveArgs> ra_;  // each rank's arguments
   std::vector<RankState> ranks_;
   std::vector<std::vector<Cell>> initial_;
   std::map<ChannelKey, std::deque<PostedSend>> sends_;
@@ -452,14 +484,34 @@ CollectiveArgs rankArgs(const CollectiveArgs& a, int rank) {
   return r;
 }
 
+namespace {
+
+size_t extent(const std::vector<size_t>& counts, const std::vector<size_t>& displs) {
+  size_t e = 0;
+  for (size_t i = 0; i < counts.size(); ++i) e = std::max(e, displs[i] + counts[i]);
+  return e;
+}
+size_t prefixOf(const std::vector<size_t>& counts, int rank) {
+  size_t s = 0;
+  for (int j = 0; j < rank; ++j) s += counts[static_cast<size_t>(j)];
+  return s;
+}
+size_t sum(const std::vector<size_t>& counts) { return prefixOf(counts, static_cast<int>(counts.size())); }
+
+}  // namespace
+
 View sendView(const CollectiveArgs& a, int rank) {
   if (!a.inPlace) return {BufferId::kSend, 0};
   const size_t n = a.count;
   switch (a.coll) {
     case Collective::kAllGather: return {BufferId::kRecv, static_cast<size_t>(rank) * n};
     case Collective::kGather: return {BufferId::kRecv, static_cast<size_t>(a.root) * n};
+    case Collective::kAllGatherv: return {BufferId::kRecv, a.displs[static_cast<size_t>(rank)]};
+    case Collective::kGatherv: return {BufferId::kRecv, a.displs[static_cast<size_t>(a.root)]};
     case Collective::kReduceScatter:
-    case Collective::kScatter: return {BufferId::kSend, 0};
+    case Collective::kReduceScatterv:
+    case Collective::kScatter:
+    case Collective::kScatterv: return {BufferId::kSend, 0};
     default: return {BufferId::kRecv, 0};
   }
 }
@@ -470,6 +522,8 @@ View recvView(const CollectiveArgs& a, int rank) {
   switch (a.coll) {
     case Collective::kReduceScatter: return {BufferId::kSend, static_cast<size_t>(rank) * n};
     case Collective::kScatter: return {BufferId::kSend, static_cast<size_t>(a.root) * n};
+    case Collective::kReduceScatterv: return {BufferId::kSend, prefixOf(a.counts, rank)};
+    case Collective::kScatterv: return {BufferId::kSend, a.sendDispls[static_cast<size_t>(a.root)]};
     default: return {BufferId::kRecv, 0};
   }
 }
@@ -482,6 +536,9 @@ size_t sendElems(const CollectiveArgs& a, int rank, int p) {
     case Collective::kAllToAll: return np;
     case Collective::kScatter: return rank == a.root ? np : 0;
     case Collective::kBarrier: return 0;
+    case Collective::kScatterv: return rank == a.root ? extent(a.sendCounts, a.sendDispls) : 0;
+    case Collective::kAllToAllv: return a.inPlace ? extent(a.counts, a.displs) : extent(a.sendCounts, a.sendDispls);
+    case Collective::kReduceScatterv: return sum(a.counts);
     default: return n;
   }
 }
@@ -494,8 +551,16 @@ size_t recvElems(const CollectiveArgs& a, int rank, int p) {
     case Collective::kAllToAll: return np;
     case Collective::kGather: return rank == a.root ? np : 0;
     case Collective::kBarrier: return 0;
+    case Collective::kAllGatherv:
+    case Collective::kAllToAllv: return extent(a.counts, a.displs);
+    case Collective::kGatherv: return rank == a.root ? extent(a.counts, a.displs) : 0;
+    case Collective::kReduceScatterv: return a.counts[static_cast<size_t>(rank)];
     default: return n;
   }
+}
+
+const CollectiveArgs& Case::argsOf(int rank) const {
+  return perRank.empty() ? args : perRank[static_cast<size_t>(rank)];
 }
 
 Result run(const Case& c) {

@@ -23,6 +23,10 @@ struct Case {
   CollectiveArgs args;  // coll, count, op, root, shift, inPlace (commSize = p)
   int p = 1;
   std::vector<Plan> plans;  // one per rank
+  // Arguments that differ between ranks (alltoallv's send side, v-variants' own counts); empty:
+  // every rank has `args` (adjusted by rankArgs).
+  std::vector<CollectiveArgs> perRank;
+  const CollectiveArgs& argsOf(int rank) const;
 };
 
 struct Result {

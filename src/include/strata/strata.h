@@ -129,6 +129,29 @@ strataResult_t strataShift(const void* sendbuff, void* recvbuff, size_t count, s
                            int shift /* rank r sends to (r + shift) mod p */, strataComm_t comm, cudaStream_t stream);
 strataResult_t strataBarrier(strataComm_t comm, cudaStream_t stream);
 
+/* Irregular (v) variants, as MPI's: counts and displacements in elements, one per rank, blocks in
+ * rank order at the given displacements. In place: the rank's own block of the larger buffer, as
+ * for the regular collectives (alltoallv: sendbuff == recvbuff, with recvcounts/rdispls describing
+ * both sides). */
+strataResult_t strataAllGatherv(const void* sendbuff, size_t sendcount, void* recvbuff, const size_t* recvcounts,
+                                const size_t* displs, strataDataType_t datatype, strataComm_t comm,
+                                cudaStream_t stream);
+/* recvcounts and displs are significant at the root only (they may be NULL elsewhere). */
+strataResult_t strataGatherv(const void* sendbuff, size_t sendcount, void* recvbuff, const size_t* recvcounts,
+                             const size_t* displs, strataDataType_t datatype, int root, strataComm_t comm,
+                             cudaStream_t stream);
+/* sendcounts and displs are significant at the root only. */
+strataResult_t strataScatterv(const void* sendbuff, const size_t* sendcounts, const size_t* displs, void* recvbuff,
+                              size_t recvcount, strataDataType_t datatype, int root, strataComm_t comm,
+                              cudaStream_t stream);
+strataResult_t strataAlltoAllv(const void* sendbuff, const size_t* sendcounts, const size_t* sdispls, void* recvbuff,
+                               const size_t* recvcounts, const size_t* rdispls, strataDataType_t datatype,
+                               strataComm_t comm, cudaStream_t stream);
+/* Block i of sendbuff (recvcounts[i] elements, blocks back to back) is reduced into rank i's recvbuff. */
+strataResult_t strataReduceScatterv(const void* sendbuff, void* recvbuff, const size_t* recvcounts,
+                                    strataDataType_t datatype, strataRedOp_t op, strataComm_t comm,
+                                    cudaStream_t stream);
+
 #if defined(__GNUC__) && !defined(__CUDACC_RTC__)
 #pragma GCC visibility pop
 #endif

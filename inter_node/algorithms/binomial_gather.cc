@@ -1,0 +1,71 @@
+// Binomial tree gather (002, "Binomial tree gather"; "Binomial gather/scatter with root != 0").
+// Virtual ranks v = rank - root: member v collects the blocks of its subtree [v, v + lowbit(v))
+// in scratch, in virtual order, and sends them to v - lowbit(v) in one message. The root receives
+// each subtree straight into its receive buffer unless the subtree's ranks wrap past p - 1; those
+// land in scratch and are copied in two pieces.
+//   T(m) = ceil(log2 p) alpha + (p-1)/p beta m          (m: the gathered bytes)
+#include "inter_node/algorithms/algorithm.h"
+
+namespace strata {
+namespace {
+
+std::string supports(const CollectiveArgs&, int) { return ""; }
+
+void build(PlanBuilder& b, const CollectiveArgs& a, const Group& g, const BuildOptions&) {
+  const Group tree = g.rotated(a.root);
+  const int p = tree.size();
+  const int v = tree.me;
+  const size_t n = a.count;
+  const Slice mine{BufferId::kSend, 0, n};
+  if (v != 0) {
+    int low = 1;
+    while ((v & low) == 0 && low < p) low <<= 1;
+    const int subtree = std::min(low, p - v);
+    b.label("binomial-gather", 0);
+    if (subtree == 1) {  // a leaf sends its own block, no copy
+      b.send(tree.rank(v - low), mine, 0);
+      return;
+    }
+    const Slice image = b.scratch(static_cast<size_t>(subtree) * n);
+    b.copy(image.sub(0, n), mine);
+    int round = 0;
+    for (int mask = 1; mask < low && v + mask < p; mask <<= 1, ++round) {
+      b.label("binomial-gather", round);
+      const int len = std::min(mask, p - v - mask);
+      b.recv(tree.rank(v + mask), image.sub(static_cast<size_t>(mask) * n, static_cast<size_t>(len) * n), 0);
+    }
+    b.send(tree.rank(v - low), image, 0);
+    return;
+  }
+  // The root: its own block, then each child's subtree.
+  const Slice recv{BufferId::kRecv, 0, n * static_cast<size_t>(p)};
+  b.label("binomial-gather", 0);
+  b.copy(recv.sub(static_cast<size_t>(a.root) * n, n), mine);
+  int round = 0;
+  for (int mask = 1; mask < p; mask <<= 1, ++round) {
+    b.label("binomial-gather", round);
+    const int len = std::min(mask, p - mask);
+    const int firstRank = (mask + a.root) % p;
+    if (firstRank + len <= p) {
+      b.recv(tree.rank(mask), recv.sub(static_cast<size_t>(firstRank) * n, static_cast<size_t>(len) * n), 0);
+    } else {
+      const Slice tmp = b.scratch(static_cast<size_t>(len) * n);
+      b.recv(tree.rank(mask), tmp, 0);
+      const int head = p - firstRank;  // blocks up to rank p-1, then from rank 0
+      b.copy(recv.sub(static_cast<size_t>(firstRank) * n, static_cast<size_t>(head) * n), tmp.sub(0, static_cast<size_t>(head) * n));
+      b.copy(recv.sub(0, static_cast<size_t>(len - head) * n), tmp.sub(static_cast<size_t>(head) * n, static_cast<size_t>(len - head) * n));
+    }
+  }
+}
+
+double cost(const CollectiveArgs& a, int p, const LinkCost& c) {
+  const double m = callBytes(a) * p;
+  return ceilLog2(p) * c.alpha + (p - 1.0) / p * c.beta * m;
+}
+
+}  // namespace
+
+extern const FlatAlgorithm kBinomialGather = {"binomial", Collective::kGather, supports, build, cost,
+                                              "ceil(log p) a + (p-1)/p b m"};
+
+}  // namespace strata

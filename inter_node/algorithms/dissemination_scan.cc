@@ -1,0 +1,69 @@
+// Scan and exscan by dissemination (002, "Scan/Exscan in fully-connected networks", Hillis-Steele):
+// in round k rank r sends its partial result, the reduction of ranks (r-2^k, r], to r + 2^k and
+// adds the one received from r - 2^k in front of its own. The exclusive result is the sum of what
+// was received, in rank order. ceil(log2 p) rounds of whole vectors: the small-vector scan.
+//   T(m) = ceil(log2 p)(alpha + beta m + gamma m)        (exscan: + gamma m per round)
+#include "inter_node/algorithms/algorithm.h"
+
+namespace strata {
+namespace {
+
+std::string supports(const CollectiveArgs&, int) { return ""; }
+
+void build(PlanBuilder& b, const CollectiveArgs& a, const Group& g, const BuildOptions&) {
+  const int p = g.size();
+  const int r = g.me;
+  const bool exclusive = a.coll == Collective::kExscan;
+  const Slice input{BufferId::kSend, 0, a.count};
+  const Slice result{BufferId::kRecv, 0, a.count};
+  // The running partial alternates between two slots, so a round's send can still be in flight
+  // while the next partial is formed.
+  const Slice slots[2] = {b.scratch(a.count), b.scratch(a.count)};
+  const Slice tmp = b.scratch(a.count);
+  Slice partial = input;  // the reduction of ranks (r - 2^k, r]
+  bool haveExclusive = false;
+  int round = 0;
+  for (int d = 1; d < p; d <<= 1, ++round) {
+    b.label(exclusive ? "dissemination-exscan" : "dissemination-scan", round);
+    if (r + d < p) b.send(g.rank(r + d), partial, round);
+    if (r - d < 0) continue;
+    b.recv(g.rank(r - d), tmp, round);
+    // What arrives covers ranks (r - 2d, r - d]: earlier ranks, so it goes on the left.
+    const bool lastReceive = r - 2 * d < 0;
+    const bool moreSends = r + 2 * d < p;
+    if (exclusive) {
+      // The partial first: in place, the input it reads is the buffer the result goes to.
+      if (moreSends) {
+        const Slice next = slots[round % 2];
+        b.reduce(next, {tmp, partial});
+        partial = next;
+      }
+      if (!haveExclusive) b.copy(result, tmp);
+      else b.reduce(result, {tmp, result});
+      haveExclusive = true;
+    } else {
+      // After the last receive the partial is the whole prefix: form it in the receive buffer.
+      const Slice next = lastReceive ? result : slots[round % 2];
+      b.reduce(next, {tmp, partial});
+      partial = next;
+    }
+  }
+  if (!exclusive) b.copy(result, partial);  // rank 0's prefix is its input
+}
+
+std::string supportsScan(const CollectiveArgs& a, int p) { return supports(a, p); }
+
+double cost(const CollectiveArgs& a, int p, const LinkCost& c) {
+  const double m = callBytes(a);
+  const double reductions = a.coll == Collective::kExscan ? 2.0 : 1.0;
+  return ceilLog2(p) * (c.alpha + c.beta * m + reductions * c.gamma * m);
+}
+
+}  // namespace
+
+extern const FlatAlgorithm kDisseminationScan = {"dissemination", Collective::kScan, supportsScan, build, cost,
+                                                 "ceil(log p)(a + b m + g m)"};
+extern const FlatAlgorithm kDisseminationExscan = {"dissemination", Collective::kExscan, supportsScan, build, cost,
+                                                   "ceil(log p)(a + b m + 2 g m)"};
+
+}  // namespace strata

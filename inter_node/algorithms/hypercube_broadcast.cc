@@ -1,0 +1,96 @@
+// The optimal M - 1 + log2 p round broadcast on the hypercube (Bin Jia; 002, "The power of the
+// hypercube: Optimal Broadcast"), for p a power of two. In round j every rank exchanges one block
+// with its (j mod q)'th hypercube neighbour, q = log2 p: rank i sends block
+// s(i,j) = j - q + (1 - bit(i,j)) NEXTBIT(i)[j mod q] and receives t(i,j) = j - q + bit(i,j)
+// NEXTBIT(i)[j mod q], where NEXTBIT(i)[b] is the distance from bit b to the next more significant
+// one-bit of i, cyclically (q for i = 0). The root sends block min(j, M-1) and never receives;
+// nobody sends to the root; indices past M-1 mean block M-1 again, negative ones nothing.
+//   T(m) = (M - 1 + q)(alpha + beta m/M), M from the pipelining lemma (k = q, s = 1)
+#include "inter_node/algorithms/algorithm.h"
+
+namespace strata {
+namespace {
+
+bool isPow2(int p) { return p > 0 && (p & (p - 1)) == 0; }
+
+std::string supports(const CollectiveArgs&, int p) {
+  return isPow2(p) ? "" : "needs a power-of-two number of ranks";
+}
+
+size_t blocksFor(const CollectiveArgs& a, int q, const LinkCost& c, const BuildOptions& opt) {
+  const double bytes = callBytes(a);
+  const size_t bySize = std::max<size_t>(1, static_cast<size_t>(bytes / static_cast<double>(opt.minPipelineBytes)));
+  const size_t cap = std::min({opt.maxPipelineBlocks, bySize, std::max<size_t>(1, a.count)});
+  return pipelineBlocks(q, 1, c, bytes, cap);
+}
+
+void build(PlanBuilder& b, const CollectiveArgs& a, const Group& g, const BuildOptions& opt) {
+  const Group vg = g.rotated(a.root);
+  const int p = vg.size();
+  const int i = vg.me;
+  const int q = ceilLog2(p);
+  const Slice src{BufferId::kSend, 0, a.count}, dst{BufferId::kRecv, 0, a.count};
+  if (i == 0) {
+    b.label("hypercube-broadcast", 0);
+    b.copy(dst, src);
+  }
+  if (p == 1) return;
+  const int M = static_cast<int>(blocksFor(a, q, opt.link, opt));
+  const BlockLayout blocks = BlockLayout::even(a.count, M, std::max<size_t>(1, 64 / a.elemSize()));
+  auto block = [&](Slice s, int k) { return s.sub(blocks.offset[static_cast<size_t>(k)], blocks.count[static_cast<size_t>(k)]); };
+  std::vector<int> nextbit(static_cast<size_t>(q), q);
+  if (i != 0) {
+    for (int bit = 0; bit < q; ++bit) {
+      for (int d = 1; d <= q; ++d) {
+        if ((i >> ((bit + d) % q)) & 1) {
+          nextbit[static_cast<size_t>(bit)] = d;
+          break;
+        }
+      }
+    }
+  }
+  // Duplicates of block M-1 arrive into a slot nobody reads.
+  const Slice discard = b.scratch(blocks.maxCount());
+  std::vector<bool> received(static_cast<size_t>(M), false);
+  for (int j = 0; j < M - 1 + q; ++j) {
+    b.label("hypercube-broadcast", j);
+    const int partner = i ^ (1 << (j % q));
+    if (i == 0) {
+      const int s = std::min(j, M - 1);
+      if (blocks.count[static_cast<size_t>(s)] != 0) b.send(vg.rank(partner), block(src, s), j);
+      continue;
+    }
+    const int bit = (i >> (j % q)) & 1;
+    const int s = j - q + (1 - bit) * nextbit[static_cast<size_t>(j % q)];
+    const int t = j - q + bit * nextbit[static_cast<size_t>(j % q)];
+    // The send first: it carries a block received in an earlier round.
+    if (s >= 0 && partner != 0) {
+      const int sb = std::min(s, M - 1);
+      if (blocks.count[static_cast<size_t>(sb)] != 0) b.send(vg.rank(partner), block(dst, sb), j);
+    }
+    if (t >= 0) {
+      const int tb = std::min(t, M - 1);
+      if (blocks.count[static_cast<size_t>(tb)] != 0) {
+        const bool duplicate = received[static_cast<size_t>(tb)];
+        b.recv(vg.rank(partner), duplicate ? discard.sub(0, blocks.count[static_cast<size_t>(tb)]) : block(dst, tb), j);
+        received[static_cast<size_t>(tb)] = true;
+      }
+    }
+  }
+}
+
+double cost(const CollectiveArgs& a, int p, const LinkCost& c) {
+  const int q = ceilLog2(p);
+  if (q == 0) return 0;
+  BuildOptions opt;
+  opt.link = c;
+  const size_t M = blocksFor(a, q, c, opt);
+  return (static_cast<double>(M) - 1 + q) * (c.alpha + c.beta * callBytes(a) / static_cast<double>(M));
+}
+
+}  // namespace
+
+extern const FlatAlgorithm kHypercubeBroadcast = {"hypercube", Collective::kBroadcast, supports, build, cost,
+                                                  "(M-1+log p)(a + b m/M), p a power of two"};
+
+}  // namespace strata

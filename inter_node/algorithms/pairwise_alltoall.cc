@@ -1,0 +1,60 @@
+// Pairwise-exchange alltoall and alltoallv (002, "Direct alltoall, fully-connected network",
+// "Telephone exchange algorithm (1-factoring)"): p-1 rounds; in round i rank r exchanges with
+// r XOR i when p is a power of two (a 1-factor: partners pair up), else sends to (r+i) mod p and
+// receives from (r-i) mod p. Every block travels once, directly.
+//   T(m) = (p-1)(alpha + beta m/p)                       (m: a rank's send bytes)
+#include "inter_node/algorithms/algorithm.h"
+
+namespace strata {
+namespace {
+
+std::string supports(const CollectiveArgs&, int) { return ""; }
+
+void build(PlanBuilder& b, const CollectiveArgs& a, const Group& g, const BuildOptions&) {
+  const int p = g.size();
+  const int r = g.me;
+  BlockLayout sendBlocks, recvBlocks;
+  if (a.coll == Collective::kAllToAllv) {
+    sendBlocks.count = a.sendCounts;
+    sendBlocks.offset = a.sendDispls;
+    recvBlocks.count = a.counts;
+    recvBlocks.offset = a.displs;
+  } else {
+    sendBlocks = recvBlocks = BlockLayout::uniform(p, a.count);
+  }
+  std::vector<Slice> in = blockSlices(Slice{BufferId::kSend, 0, 0}, sendBlocks);
+  const std::vector<Slice> out = blockSlices(Slice{BufferId::kRecv, 0, 0}, recvBlocks);
+  if (a.inPlace) {
+    // One buffer is both input and output: keep a copy of the input to send from.
+    size_t extent = 0;
+    for (const Slice& s : in) extent = std::max(extent, s.end());
+    const Slice copy = b.scratch(extent);
+    b.label("alltoall-in-place-copy", 0);
+    b.copy(copy, Slice{BufferId::kSend, 0, extent});
+    for (Slice& s : in) s = copy.sub(s.offset, s.count);
+  }
+  const bool pow2 = (p & (p - 1)) == 0;
+  b.label("pairwise", 0);
+  b.copy(out[static_cast<size_t>(r)], in[static_cast<size_t>(r)]);
+  for (int i = 1; i < p; ++i) {
+    b.label("pairwise", i);
+    const int to = pow2 ? (r ^ i) : (r + i) % p;
+    const int from = pow2 ? (r ^ i) : (r - i + p) % p;
+    if (in[static_cast<size_t>(to)].count != 0) b.send(g.rank(to), in[static_cast<size_t>(to)], i);
+    if (out[static_cast<size_t>(from)].count != 0) b.recv(g.rank(from), out[static_cast<size_t>(from)], i);
+  }
+}
+
+double cost(const CollectiveArgs& a, int p, const LinkCost& c) {
+  const double m = callBytes(a) * p;
+  return (p - 1) * (c.alpha + c.beta * m / p);
+}
+
+}  // namespace
+
+extern const FlatAlgorithm kPairwiseAllToAll = {"pairwise", Collective::kAllToAll, supports, build, cost,
+                                                "(p-1)(a + b m/p)"};
+extern const FlatAlgorithm kPairwiseAllToAllv = {"pairwise", Collective::kAllToAllv, supports, build, cost,
+                                                 "(p-1)(a + b m/p)"};
+
+}  // namespace strata

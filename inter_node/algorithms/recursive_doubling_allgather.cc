@@ -1,0 +1,75 @@
+// Recursive doubling allgather and allgatherv (002, "The power of the hypercube/butterfly:
+// Allgather"): log2 p' rounds exchanging everything gathered so far with partner r XOR 2^k; for p
+// not a power of two the pairs (2j, 2j+1), j < p - p', first merge their blocks into the odd
+// member, which afterwards hands the even one the whole result. The blocks are gathered in rank
+// order in the receive buffer, or in scratch when the displacements leave gaps.
+//   T(m) = log2(p') alpha + (p'-1)/p' beta m  [+ 2 alpha + beta (m/p + m) if p != p']
+#include "inter_node/algorithms/algorithm.h"
+
+namespace strata {
+namespace {
+
+std::string supports(const CollectiveArgs&, int) { return ""; }
+
+void build(PlanBuilder& b, const CollectiveArgs& a, const Group& g, const BuildOptions&) {
+  const int p = g.size();
+  const int me = g.me;
+  const BlockLayout blocks = rankBlocks(a, p);
+  const BlockLayout packed = packedLayout(blocks);
+  const bool direct = isPacked(blocks);
+  const size_t total = packed.total();
+  const Slice image = direct ? Slice{BufferId::kRecv, 0, total} : b.scratch(total);
+  auto rankBlock = [&](int i) { return image.sub(packed.offset[static_cast<size_t>(i)], packed.count[static_cast<size_t>(i)]); };
+  const Fold f = makeFold(g);
+  BlockLayout vblocks;
+  vblocks.offset.resize(static_cast<size_t>(f.p2));
+  vblocks.count.resize(static_cast<size_t>(f.p2));
+  for (int j = 0; j < f.p2; ++j) {
+    const int firstRank = j < f.rem ? 2 * j : j + f.rem;
+    const int n = j < f.rem ? 2 : 1;
+    vblocks.offset[static_cast<size_t>(j)] = packed.offset[static_cast<size_t>(firstRank)];
+    size_t c = 0;
+    for (int t = 0; t < n; ++t) c += packed.count[static_cast<size_t>(firstRank + t)];
+    vblocks.count[static_cast<size_t>(j)] = c;
+  }
+  const bool folded = me < 2 * f.rem;
+  const bool even = me % 2 == 0;
+  b.setPhase(0);
+  b.label("pair-merge", 0);
+  b.copy(rankBlock(me), Slice{BufferId::kSend, 0, a.count});
+  if (folded && even && rankBlock(me).count) b.send(g.rank(me + 1), rankBlock(me), 0);
+  if (folded && !even && rankBlock(me - 1).count) b.recv(g.rank(me - 1), rankBlock(me - 1), 0);
+  if (f.vme >= 0) {
+    b.setPhase(1);
+    buildRecursiveDoubling(b, f.vpeers, f.vme, vblocks, image, 0);
+  }
+  b.setPhase(2);
+  b.label("pair-result", 0);
+  if (folded && even && total) b.recv(g.rank(me + 1), image, 0);
+  if (folded && !even && total) b.send(g.rank(me - 1), image, 0);
+  if (!direct) {
+    b.label("unpack", 0);
+    for (int i = 0; i < p; ++i) {
+      b.copy(Slice{BufferId::kRecv, blocks.offset[static_cast<size_t>(i)], blocks.count[static_cast<size_t>(i)]}, rankBlock(i));
+    }
+  }
+}
+
+double cost(const CollectiveArgs& a, int p, const LinkCost& c) {
+  const int p2 = floorPow2(p);
+  const double m = callBytes(a) * p;
+  double t = ceilLog2(p2) * c.alpha + (p2 - 1.0) / p2 * c.beta * m;
+  if (p2 != p) t += 2 * c.alpha + c.beta * (m / p + m);
+  return t;
+}
+
+}  // namespace
+
+extern const FlatAlgorithm kRecursiveDoublingAllGather = {
+    "recursive_doubling", Collective::kAllGather, supports, build, cost,
+    "log p' a + (p'-1)/p' b m [+ 2a + b(m/p + m) if p != p']"};
+extern const FlatAlgorithm kRecursiveDoublingAllGatherv = {
+    "recursive_doubling", Collective::kAllGatherv, supports, build, cost,
+    "log p' a + (p'-1)/p' b m [+ 2a + b(m/p + m) if p != p']"};
+
+}  // namespace strata

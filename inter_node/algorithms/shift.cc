@@ -1,0 +1,60 @@
+// Circular shift: rank r sends its vector to (r + q) mod p (003, "Circular shift on mesh and
+// hypercube"; 000, "Circular shift").
+//   direct: one exchange, T(m) = alpha + beta m, the right choice on a fully connected network.
+//   ring:   min(q, p-q) hops between neighbours, in the shorter direction (000, the q-shift on a
+//           ring), T(m) = min(q, p-q)(alpha + beta m).
+#include "inter_node/algorithms/algorithm.h"
+
+namespace strata {
+namespace {
+
+int normalShift(const CollectiveArgs& a, int p) { return ((a.shift % p) + p) % p; }
+
+std::string supports(const CollectiveArgs&, int) { return ""; }
+
+void buildDirect(PlanBuilder& b, const CollectiveArgs& a, const Group& g, const BuildOptions&) {
+  const int q = normalShift(a, g.size());
+  const Slice in{BufferId::kSend, 0, a.count}, out{BufferId::kRecv, 0, a.count};
+  b.label("shift-direct", 0);
+  if (q == 0) {
+    b.copy(out, in);
+    return;
+  }
+  // In place, the incoming vector waits in scratch until the outgoing one has left.
+  const Slice landing = a.inPlace ? b.scratch(a.count) : out;
+  b.send(g.relative(q), in, 0);
+  b.recv(g.relative(-q), landing, 0);
+  b.copy(out, landing);
+}
+
+void buildRing(PlanBuilder& b, const CollectiveArgs& a, const Group& g, const BuildOptions&) {
+  const int p = g.size();
+  const int q = normalShift(a, p);
+  const Slice in{BufferId::kSend, 0, a.count}, out{BufferId::kRecv, 0, a.count};
+  const int hops = std::min(q, p - q);
+  const int dir = q <= p - q ? 1 : -1;
+  const Slice slots[2] = {b.scratch(a.count), b.scratch(a.count)};
+  Slice cur = in;
+  for (int h = 0; h < hops; ++h) {
+    b.label("shift-ring", h);
+    b.send(g.relative(dir), cur, h);
+    b.recv(g.relative(-dir), slots[h % 2], h);
+    cur = slots[h % 2];
+  }
+  b.label("shift-ring", hops);
+  b.copy(out, cur);
+}
+
+double costDirect(const CollectiveArgs& a, int, const LinkCost& c) { return c.alpha + c.beta * callBytes(a); }
+double costRing(const CollectiveArgs& a, int p, const LinkCost& c) {
+  const int q = normalShift(a, p);
+  return std::min(q, p - q) * (c.alpha + c.beta * callBytes(a));
+}
+
+}  // namespace
+
+extern const FlatAlgorithm kDirectShift = {"direct", Collective::kShift, supports, buildDirect, costDirect, "a + b m"};
+extern const FlatAlgorithm kRingShift = {"ring", Collective::kShift, supports, buildRing, costRing,
+                                         "min(q, p-q)(a + b m)"};
+
+}  // namespace strata

@@ -1,0 +1,103 @@
+// Two-tree reduce (Sanders, Speck, Traff; 002, "Two (pipelined) binary trees", Example: Reduction):
+// the broadcast run backwards. Each half of the vector is reduced up its own tree, pipelined in
+// blocks; an inner node adds its children's blocks to its own, a leaf sends its own block, and the
+// root adds both trees' sums to its input. Every rank's sends follow the order of the synchronous
+// colour schedule (twoTreeReduceSchedule), one after the other; receives are posted up front.
+// Commutative operators (all of Strata's).
+//   T(m) = (k-2) alpha + 2 sqrt((k-2) alpha beta m) + beta m + gamma m,   k = 2 depth
+#include "inter_node/algorithms/algorithm.h"
+#include "inter_node/algorithms/binary_trees.h"
+#include "inter_node/algorithms/tree_pipeline.h"
+
+namespace strata {
+namespace {
+
+std::string supports(const CollectiveArgs&, int) { return ""; }
+
+size_t blocksPerHalf(const CollectiveArgs& a, int depth, const BuildOptions& opt) {
+  return treePipelineBlocks(a, callBytes(a) / 2, depth, opt);
+}
+
+void build(PlanBuilder& b, const CollectiveArgs& a, const Group& g, const BuildOptions& opt) {
+  const Group vg = g.rotated(a.root);
+  const int p = vg.size();
+  const int v = vg.me;
+  const Slice input{BufferId::kSend, 0, a.count};
+  const size_t granule = std::max<size_t>(1, 64 / a.elemSize());
+  const BlockLayout halves = BlockLayout::even(a.count, 2, granule);
+  if (p == 1) {
+    b.label("two-tree-reduce", 0);
+    b.copy(Slice{BufferId::kRecv, 0, a.count}, input);
+    divideIfAverage(b, a, Slice{BufferId::kRecv, 0, a.count});
+    return;
+  }
+  const TwoTree tt = makeTwoTree(p);
+  const size_t M = blocksPerHalf(a, tt.depth, opt);
+  BlockLayout blocks[2];
+  for (int t = 0; t < 2; ++t) blocks[t] = BlockLayout::even(halves.count[static_cast<size_t>(t)], static_cast<int>(M), granule);
+  auto block = [&](Slice s, int t, size_t k) {
+    return s.sub(halves.offset[static_cast<size_t>(t)] + blocks[t].offset[k], blocks[t].count[k]);
+  };
+  if (v == 0) {
+    const Slice result{BufferId::kRecv, 0, a.count};
+    const Slice fromTree = b.scratch(a.count);
+    for (size_t k = 0; k < M; ++k) {
+      for (int t = 0; t < 2; ++t) {
+        if (blocks[t].count[k] == 0) continue;
+        b.label("two-tree-reduce", static_cast<int>(k));
+        b.setPhase(t);
+        b.recv(vg.rank(tt.treeRoot[static_cast<size_t>(t)]), block(fromTree, t, k), static_cast<int>(k));
+        b.reduce(block(result, t, k), {block(input, t, k), block(fromTree, t, k)});
+        divideIfAverage(b, a, block(result, t, k));
+      }
+    }
+    return;
+  }
+  // Per tree: my partial sum of each block (my input alone where I am a leaf).
+  Slice partial[2];
+  for (int t = 0; t < 2; ++t) {
+    const auto& ch = tt.children[static_cast<size_t>(t)][static_cast<size_t>(v)];
+    std::vector<Slice> fromChild;
+    for (int c : ch) {
+      if (c >= 0) fromChild.push_back(b.scratch(a.count));
+    }
+    partial[t] = fromChild.empty() ? input : b.scratch(a.count);
+    for (size_t k = 0; k < M; ++k) {
+      if (blocks[t].count[k] == 0 || fromChild.empty()) continue;
+      b.label("two-tree-reduce", static_cast<int>(k));
+      b.setPhase(t);
+      std::vector<Slice> terms = {block(input, t, k)};
+      int i = 0;
+      for (int c : ch) {
+        if (c < 0) continue;
+        const Slice tmp = block(fromChild[static_cast<size_t>(i++)], t, k);
+        b.recv(vg.rank(c), tmp, static_cast<int>(k));
+        terms.push_back(tmp);
+      }
+      b.reduce(block(partial[t], t, k), terms);
+    }
+  }
+  const auto schedule = twoTreeReduceSchedule(tt, M);
+  StepId lastSend = kNoStep;
+  for (const ScheduledSend& s : schedule[static_cast<size_t>(v)]) {
+    if (blocks[s.tree].count[s.block] == 0) continue;
+    b.label("two-tree-reduce", s.step);
+    b.setPhase(s.tree);
+    lastSend = b.send(vg.rank(s.to), block(partial[s.tree], s.tree, s.block), static_cast<int>(s.block), {lastSend});
+  }
+}
+
+double cost(const CollectiveArgs& a, int p, const LinkCost& c) {
+  if (p == 1) return 0;
+  const TwoTree tt = makeTwoTree(p);
+  BuildOptions opt;
+  opt.link = c;
+  return treePipelineTime(callBytes(a) / 2, tt.depth, c, blocksPerHalf(a, tt.depth, opt)) + c.gamma * callBytes(a);
+}
+
+}  // namespace
+
+extern const FlatAlgorithm kTwoTreeReduce = {"two_tree", Collective::kReduce, supports, build, cost,
+                                             "(k-2) a + 2 sqrt((k-2) a b m) + b m + g m, k = 2 depth"};
+
+}  // namespace strata

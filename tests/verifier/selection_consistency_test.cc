@@ -1,0 +1,51 @@
+// Every rank must choose the same algorithm for the same call, or they wait on each other: the
+// tuner may use only what all ranks know. Checked for every collective, many p and sizes, with
+// each rank's own arguments (the irregular collectives differ per rank).
+#include <gtest/gtest.h>
+
+#include "src/tuning/tuner.h"
+#include "tests/verifier/plan_factory.h"
+
+namespace strata::verify {
+namespace {
+
+TEST(Selection, EveryRankChoosesTheSameAlgorithm) {
+  const CostParams costs = defaultCostParams();
+  Config config;
+  for (int c = 0; c < kNumCollectives; ++c) {
+    const Collective coll = static_cast<Collective>(c);
+    for (int p : {1, 2, 3, 5, 8, 13, 16, 33}) {
+      for (size_t count : {size_t{0}, size_t{1}, size_t{100}, size_t{100000}, size_t{10000000}}) {
+        for (strataDataType_t type : {strataFloat32, strataInt8}) {
+          CollectiveArgs base;
+          base.coll = coll;
+          base.count = count;
+          base.type = type;
+          base.root = p - 1;
+          base.commSize = p;
+          std::vector<CollectiveArgs> perRank(static_cast<size_t>(p), base);
+          const bool irregular = coll == Collective::kAllGatherv || coll == Collective::kGatherv ||
+                                 coll == Collective::kScatterv || coll == Collective::kAllToAllv ||
+                                 coll == Collective::kReduceScatterv;
+          if (irregular) perRank = irregularArgs(base, p, static_cast<unsigned>(count % 7));
+          std::string first;
+          for (int r = 0; r < p; ++r) {
+            CollectiveArgs a = rankArgs(perRank[static_cast<size_t>(r)], r);
+            a.inPlace = (r % 2) == 0;  // in-place flags differ between ranks of rooted calls
+            Topology topo;
+            ASSERT_TRUE(Topology::fromShape({p}, p, r, &topo).ok());
+            TunerInput in{&a, &topo, &costs, &config};
+            Candidate chosen;
+            ASSERT_TRUE(selectAlgorithm(in, &chosen).ok()) << collectiveName(coll);
+            if (r == 0) first = chosen.name;
+            ASSERT_EQ(chosen.name, first) << collectiveName(coll) << " p=" << p << " count=" << count << ": rank " << r
+                                          << " chose " << chosen.name << ", rank 0 " << first;
+          }
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace strata::verify
