@@ -33,6 +33,7 @@ Status Executor::run(const Plan& plan, const Bindings& bind, const ExecContext& 
   pendingRequests_.assign(n, 0);
   ready_.clear();
   readyHead_ = 0;
+  pendingNodeOps_.clear();
   requests_.clear();
   requestStep_.clear();
   done_ = 0;
@@ -45,10 +46,22 @@ Status Executor::run(const Plan& plan, const Bindings& bind, const ExecContext& 
   const auto deadline = start + std::chrono::duration_cast<Clock::duration>(
                                     std::chrono::duration<double>(ctx.timeoutSeconds));
   unsigned idle = 0;
+  size_t nodeOpHead = 0;
   while (done_ < n) {
-    while (readyHead_ < ready_.size()) {
-      const StepId id = ready_[readyHead_++];
-      Status s = startStep(plan, id, bind, ctx);
+    // Post every ready message and run every ready local step first; a node op blocks until the
+    // whole node team is in it, so it is entered only when nothing else is waiting to start.
+    while (readyHead_ < ready_.size() || nodeOpHead < pendingNodeOps_.size()) {
+      if (readyHead_ < ready_.size()) {
+        const StepId id = ready_[readyHead_++];
+        if (plan.steps[id].kind == StepKind::kNodeOp) {
+          pendingNodeOps_.push_back(id);
+          continue;
+        }
+        Status s = startStep(plan, id, bind, ctx);
+        if (!s.ok()) return failPending(plan, bind, ctx, s);
+        continue;
+      }
+      Status s = runNodeOp(plan, pendingNodeOps_[nodeOpHead++], bind, ctx);
       if (!s.ok()) return failPending(plan, bind, ctx, s);
     }
     if (done_ == n) break;
@@ -153,30 +166,36 @@ Status Executor::startStep(const Plan& plan, StepId id, const Bindings& bind, co
       complete(plan, id);
       return Status::Ok();
     }
-    case StepKind::kNodeOp: {
-      if (ctx.nodeOps == nullptr) {
-        return makeStatus(strataInternalError, "%s: no node team to run it", plan.describe(id, bind.type).c_str());
-      }
-      NodeOpCall call;
-      call.desc = &plan.nodeOps[s.nodeOp];
-      call.in = bind.at(s.src);
-      call.out = bind.at(s.dst);
-      call.inCount = s.src.count;
-      call.outCount = s.dst.count;
-      call.type = bind.type;
-      call.op = bind.op;
-      call.deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                                         std::chrono::duration<double>(ctx.timeoutSeconds));
-      call.collective = ctx.collective;
-      call.seq = ctx.seq;
-      call.step = id;
-      Status st = ctx.nodeOps->run(call);
-      if (!st.ok()) return st.withContext(plan.describe(id, bind.type));
-      complete(plan, id);
-      return Status::Ok();
-    }
+    case StepKind::kNodeOp: return runNodeOp(plan, id, bind, ctx);
   }
   return makeStatus(strataInternalError, "step %u has an unknown kind", id);
+}
+
+Status Executor::runNodeOp(const Plan& plan, StepId id, const Bindings& bind, const ExecContext& ctx) {
+  const Step& s = plan.steps[id];
+  if (ctx.nodeOps == nullptr) {
+    return makeStatus(strataInternalError, "%s: no node team to run it", plan.describe(id, bind.type).c_str());
+  }
+  NodeOpCall call;
+  call.desc = &plan.nodeOps[s.nodeOp];
+  for (int b = 0; b < kNumBufferIds; ++b) call.bases[b] = bind.base(static_cast<BufferId>(b));
+  call.type = bind.type;
+  call.op = bind.op;
+  call.deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(ctx.timeoutSeconds));
+  call.collective = ctx.collective;
+  call.seq = ctx.seq;
+  call.step = id;
+  call.label = s.what;
+  call.abortFlag = ctx.abortFlag;
+  // While the team gathers, keep this rank's messages moving: a peer may need them to get here.
+  call.progress = [comm = ctx.comm]() {
+    int flag = 0;
+    MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, comm, &flag, MPI_STATUS_IGNORE);
+  };
+  Status st = ctx.nodeOps->run(call);
+  if (!st.ok()) return st.withContext(plan.describe(id, bind.type));
+  complete(plan, id);
+  return Status::Ok();
 }
 
 void Executor::complete(const Plan& plan, StepId id) {

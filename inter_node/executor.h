@@ -59,10 +59,12 @@ class Executor {
 
  private:
   Status startStep(const Plan& plan, StepId id, const Bindings& bind, const ExecContext& ctx);
+  Status runNodeOp(const Plan& plan, StepId id, const Bindings& bind, const ExecContext& ctx);
   void complete(const Plan& plan, StepId id);
   Status failPending(const Plan& plan, const Bindings& bind, const ExecContext& ctx, Status why);
 
   std::vector<uint32_t> remaining_;       // unfinished predecessors per step
+  std::vector<StepId> pendingNodeOps_;    // ready node ops, entered one at a time
   std::vector<uint32_t> pendingRequests_; // outstanding MPI requests per step
   std::vector<StepId> ready_;
   size_t readyHead_ = 0;

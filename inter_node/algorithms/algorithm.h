@@ -46,6 +46,12 @@ const FlatAlgorithm* findFlatAlgorithm(Collective c, const std::string& name);
 // Bytes of a call's vector (count * element size) as a double, for cost formulas.
 inline double callBytes(const CollectiveArgs& a) { return static_cast<double>(a.count) * static_cast<double>(a.elemSize()); }
 
+// The call as every rank sees it: algorithm choices may use only these values, or ranks would pick
+// different algorithms and wait on each other. The irregular collectives' own counts differ per
+// rank: allgatherv and reducescatterv are priced by their mean block (all ranks know the counts),
+// gatherv, scatterv and alltoallv by nothing rank-specific at all.
+CollectiveArgs selectionArgs(const CollectiveArgs& args);
+
 // The per-rank blocks of the larger buffer of a gather-like collective: the receive buffer of
 // allgather(v) and gather(v), the send buffer of scatter(v) and reduce-scatter(v). Regular
 // collectives have blocks of `count` back to back; v-variants take counts and displacements.

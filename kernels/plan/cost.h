@@ -26,6 +26,14 @@ inline int floorPow2(int p) {
   return q;
 }
 
+// The levels of the machine: the flat communicator (any two ranks over MPI), the node (its shared
+// memory or peer GPU memory) and a lane between nodes (MPI, all lanes busy at once).
+struct LevelCosts {
+  LinkCost flat;
+  LinkCost node{0.5e-6, 1.0 / 8e9, 1.0 / 4e9};
+  LinkCost lane;
+};
+
 // The pipelining lemma (002, "The power of pipelining"): with a latency of k rounds to deliver the
 // first block and a new block every s rounds, cutting m bytes into M blocks takes
 // (k + s(M-1))(alpha + beta m / M), minimised at M* = sqrt((k - s) beta m / (s alpha)).

@@ -3,7 +3,9 @@
 // this interface, so the layers stay independent.
 #pragma once
 
+#include <atomic>
 #include <chrono>
+#include <functional>
 
 #include "kernels/common/status.h"
 #include "kernels/plan/plan.h"
@@ -12,16 +14,21 @@ namespace strata {
 
 struct NodeOpCall {
   const NodeOpDesc* desc = nullptr;
-  const void* in = nullptr;   // bound pointer of the step's src slice
-  void* out = nullptr;        // bound pointer of the step's dst slice
-  size_t inCount = 0;         // elements
-  size_t outCount = 0;
+  char* bases[kNumBufferIds] = {nullptr, nullptr, nullptr};  // the call's send, recv, scratch
   DataType type = strataFloat32;
   RedOp op = strataSum;
   std::chrono::steady_clock::time_point deadline;
   const char* collective = "";
   unsigned long long seq = 0;
   StepId step = 0;
+  const char* label = "";                 // the step's phase label, for messages
+  const std::atomic<bool>* abortFlag = nullptr;
+  std::function<void()> progress;         // called while waiting (drives MPI progress)
+
+  void* at(const Slice& s) const {
+    char* b = bases[static_cast<int>(s.buffer)];
+    return b == nullptr ? nullptr : b + s.offset * dataTypeSize(type);
+  }
 };
 
 class NodeOpRunner {

@@ -53,8 +53,8 @@ struct Step {
   StepKind kind = StepKind::kCopy;
   int peer = -1;  // communicator rank, for send and recv
   int tag = 0;    // message tag, unique per ordered pair of ranks within the plan
-  Slice dst;      // written by recv, reduce, copy, divide; the output of a node op
-  Slice src;      // read by send, copy; the input of a node op
+  Slice dst;      // written by recv, reduce, copy, divide
+  Slice src;      // read by send, copy
   uint32_t inputBegin = 0, inputCount = 0;  // reduce inputs: Plan::inputs[inputBegin, +inputCount)
   uint32_t depBegin = 0, depCount = 0;      // predecessors: Plan::deps[depBegin, +depCount)
   uint32_t nodeOp = 0;                      // Plan::nodeOps index, for kNodeOp
@@ -62,30 +62,34 @@ struct Step {
   int round = 0;                            // the algorithm's round (or chunk) number, for messages
 };
 
-// Intra-node collectives that a node op step performs over the node team. All members of the team
-// execute matching node ops in the same order. Blocks are per member, in team order.
-enum class NodeOpKind : uint8_t {
-  kAllReduce,      // out = reduce over members of their in (same count everywhere)
-  kReduceScatter,  // out = reduce over members of block[me] of their in
-  kAllGather,      // block[j] of out = member j's in
-  kBroadcast,      // out = root's in
-  kReduce,         // root's out = reduce over members' in
-  kGather,         // root's block[j] of out = member j's in
-  kScatter,        // my out = root's block[me] of in
-  kAllToAll,       // block[j] of my out = block[me] of member j's in (uses both layouts)
-  kBarrier,        // no data
+// A node op: an intra-node collective step over the node team's shared memory. Every member of the
+// team runs the matching node op (the k-th of each member's plan belong together). A member puts
+// its "writes" (pieces of its own buffers) into its slots of the shared segment; each of its
+// "reads" forms one of its output slices as a copy of one piece or the reduction of several, in the
+// order listed (member order, so members reducing the same pieces get the same bits). A piece is
+// named by (member, index of that member's write); a member's own pieces are read from its private
+// buffer and go through the segment only when another member reads them. This one form covers
+// reduce-scatter, allgather, broadcast, reduce, gather, scatter, alltoall, the one-shot allreduce,
+// scan and the strided layouts of the hierarchical compositions.
+struct NodePiece {
+  uint32_t member;  // team index
+  uint32_t index;   // that member's write
 };
-const char* nodeOpName(NodeOpKind k);
+
+struct NodeRead {
+  Slice dst;                       // in my buffers
+  std::vector<NodePiece> sources;  // one: copy; several: reduce in this order
+};
 
 struct NodeOpDesc {
-  NodeOpKind kind = NodeOpKind::kBarrier;
-  int root = 0;                      // team index of the root, for rooted kinds
-  std::vector<int> members;          // communicator ranks of the node team, in team order
-  int me = 0;                        // my team index
-  std::vector<size_t> blockOffset;   // per member, relative to the op's block-structured slice
-  std::vector<size_t> blockCount;    // per member
-  std::vector<size_t> inBlockOffset; // alltoall: per member, blocks of the input
-  std::vector<size_t> inBlockCount;
+  const char* what = "node-op";
+  std::vector<int> members;                       // communicator ranks of the team, in team order
+  int me = 0;                                     // my team index
+  std::vector<Slice> writes;                      // my pieces, in index order
+  std::vector<NodeRead> reads;                    // my outputs
+  std::vector<std::vector<size_t>> writeCounts;   // every member's piece sizes (elements)
+  std::vector<std::vector<uint8_t>> writeShared;  // every member's pieces read by another member
+  bool fullSync = false;                          // every member waits for every other (barrier)
 };
 
 struct Plan {

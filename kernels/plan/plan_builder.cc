@@ -25,8 +25,29 @@ Slice PlanBuilder::scratch(size_t count) {
 }
 
 void PlanBuilder::setPhase(int phase) {
-  phase_ = phase;
-  maxPhase_ = std::max(maxPhase_, phase);
+  phase_ = phaseBase_ + phase;
+  maxPhase_ = std::max(maxPhase_, phase_);
+}
+
+void PlanBuilder::pushView(Slice send, Slice recv, int phaseBase) {
+  SavedView saved;
+  for (int b = 0; b < kNumBufferIds; ++b) saved.alias[b] = alias_[b];
+  saved.phaseBase = phaseBase_;
+  saved.phase = phase_;
+  views_.push_back(saved);
+  const Slice s = resolve(send), r = resolve(recv);
+  alias_[static_cast<int>(BufferId::kSend)] = Alias{true, s.buffer, s.offset};
+  alias_[static_cast<int>(BufferId::kRecv)] = Alias{true, r.buffer, r.offset};
+  phaseBase_ = phaseBase;
+  setPhase(0);
+}
+
+void PlanBuilder::popView() {
+  const SavedView saved = views_.back();
+  views_.pop_back();
+  for (int b = 0; b < kNumBufferIds; ++b) alias_[b] = saved.alias[b];
+  phaseBase_ = saved.phaseBase;
+  phase_ = saved.phase;
 }
 
 int PlanBuilder::makeTag(int tag) const { return phase_ * kTagsPerPhase + (tag % kTagsPerPhase); }
@@ -131,14 +152,24 @@ StepId PlanBuilder::divide(Slice data, std::initializer_list<StepId> after) {
   return addStep(s, {s.dst}, {s.dst}, after);
 }
 
-StepId PlanBuilder::nodeOp(NodeOpDesc desc, Slice in, Slice out, std::initializer_list<StepId> after) {
+StepId PlanBuilder::nodeOp(NodeOpDesc desc, std::initializer_list<StepId> after) {
   Step s;
   s.kind = StepKind::kNodeOp;
-  s.src = resolve(in);
-  s.dst = resolve(out);
+  std::vector<Slice> reads, writes;
+  for (Slice& w : desc.writes) {
+    w = resolve(w);
+    reads.push_back(w);
+  }
+  for (NodeRead& r : desc.reads) {
+    r.dst = resolve(r.dst);
+    writes.push_back(r.dst);
+  }
   s.nodeOp = static_cast<uint32_t>(plan_->nodeOps.size());
   plan_->nodeOps.push_back(std::move(desc));
-  return addStep(s, {s.src}, {s.dst}, after);
+  const StepId id = addStep(s, reads, writes, after);
+  addDependency(id, lastNodeOp_);
+  lastNodeOp_ = id;
+  return id;
 }
 
 void PlanBuilder::addDependency(StepId step, StepId on) {
@@ -192,21 +223,6 @@ const char* stepKindName(StepKind k) {
   return "?";
 }
 
-const char* nodeOpName(NodeOpKind k) {
-  switch (k) {
-    case NodeOpKind::kAllReduce: return "node-allreduce";
-    case NodeOpKind::kReduceScatter: return "node-reduce-scatter";
-    case NodeOpKind::kAllGather: return "node-allgather";
-    case NodeOpKind::kBroadcast: return "node-broadcast";
-    case NodeOpKind::kReduce: return "node-reduce";
-    case NodeOpKind::kGather: return "node-gather";
-    case NodeOpKind::kScatter: return "node-scatter";
-    case NodeOpKind::kAllToAll: return "node-alltoall";
-    case NodeOpKind::kBarrier: return "node-barrier";
-  }
-  return "?";
-}
-
 namespace {
 std::string sliceText(const Slice& s, size_t elem) {
   return strformat("%s[%zu,+%zu] (%zu B)", bufferName(s.buffer), s.offset, s.count, s.count * elem);
@@ -235,7 +251,7 @@ std::string Plan::describe(StepId id, DataType type) const {
       break;
     case StepKind::kDivide: text += strformat(" %s by %d", sliceText(s.dst, elem).c_str(), divisor); break;
     case StepKind::kNodeOp:
-      text += strformat(" %s over %zu ranks", nodeOpName(nodeOps[s.nodeOp].kind), nodeOps[s.nodeOp].members.size());
+      text += strformat(" %s over %zu ranks", nodeOps[s.nodeOp].what, nodeOps[s.nodeOp].members.size());
       break;
   }
   return text;

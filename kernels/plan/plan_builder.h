@@ -26,6 +26,12 @@ class PlanBuilder {
   void setPhase(int phase);
   int phase() const { return phase_; }
 
+  // Views for compositions: a nested algorithm's kSend and kRecv become the slices `send` and
+  // `recv` of the current buffers (resolved through the current aliases, so in-place calls
+  // compose), and its phases are numbered from `phaseBase`. Views nest; popView restores.
+  void pushView(Slice send, Slice recv, int phaseBase);
+  void popView();
+
   // The label of the following steps in error messages ("reduce-scatter", round 3).
   void label(const char* what, int round) {
     what_ = what;
@@ -42,10 +48,17 @@ class PlanBuilder {
   // dst = src; no step (kNoStep) when they are the same slice after aliasing or empty.
   StepId copy(Slice dst, Slice src, std::initializer_list<StepId> after = {});
   StepId divide(Slice data, std::initializer_list<StepId> after = {});
-  StepId nodeOp(NodeOpDesc desc, Slice in, Slice out, std::initializer_list<StepId> after = {});
+  // An intra-node collective step (see NodeOpDesc). Its slices are resolved like any other; it
+  // reads its writes and writes its reads' destinations. Node ops form one chain in plan order:
+  // every member of a team must enter the team's node ops in the same order, whatever else
+  // becomes ready first.
+  StepId nodeOp(NodeOpDesc desc, std::initializer_list<StepId> after = {});
 
-  // Explicit extra dependencies of the most recent step (for steps created in loops).
+  // Explicit extra dependencies of a step (for steps created in loops, and for steps that carry
+  // no data but must follow others, as in barriers).
   void addDependency(StepId step, StepId on);
+  // The id the next step will get: steps from here on can be named as a range.
+  StepId nextStepId() const { return static_cast<StepId>(plan_->steps.size()); }
 
   // Resolve aliasing as the builder would.
   Slice resolve(Slice s) const;
@@ -71,6 +84,14 @@ class PlanBuilder {
   } alias_[kNumBufferIds];
   std::vector<Access> accesses_[kNumBufferIds];
   std::vector<std::vector<StepId>> depLists_;
+  struct SavedView {
+    Alias alias[kNumBufferIds];
+    int phaseBase;
+    int phase;
+  };
+  std::vector<SavedView> views_;
+  int phaseBase_ = 0;
+  StepId lastNodeOp_ = kNoStep;
   int phase_ = 0;
   int maxPhase_ = 0;
   const char* what_ = "";

@@ -30,11 +30,23 @@ void applyInPlaceAlias(PlanBuilder& b, const CollectiveArgs& args, int rank) {
   }
 }
 
+namespace {
+bool sameArrays(const CollectiveArgs& a, const CollectiveArgs& b) {
+  return a.counts == b.counts && a.displs == b.displs && a.sendCounts == b.sendCounts && a.sendDispls == b.sendDispls;
+}
+}  // namespace
+
 Status planFor(strataComm* comm, const CollectiveArgs& args, const CachedPlan** out) {
-  const std::string key = args.key();
+  const PlanKey key = PlanKey::of(args);
+  if (comm->lastPlan != nullptr && key == comm->lastKey && (key.arraysHash == 0 || sameArrays(comm->lastPlan->args, args))) {
+    *out = comm->lastPlan;
+    return Status::Ok();
+  }
   auto it = comm->plans.find(key);
-  if (it != comm->plans.end()) {
+  if (it != comm->plans.end() && sameArrays(it->second->args, args)) {
     *out = it->second.get();
+    comm->lastKey = key;
+    comm->lastPlan = *out;
     return Status::Ok();
   }
   TunerInput in;
@@ -42,6 +54,7 @@ Status planFor(strataComm* comm, const CollectiveArgs& args, const CachedPlan** 
   in.topology = &comm->topology;
   in.costs = &comm->costs;
   in.config = &comm->config;
+  in.nodeTeam = comm->nodeTeam != nullptr;
   Candidate choice;
   STRATA_CHECK(selectAlgorithm(in, &choice));
   auto cached = std::make_unique<CachedPlan>();
@@ -56,10 +69,13 @@ Status planFor(strataComm* comm, const CollectiveArgs& args, const CachedPlan** 
               dataTypeName(args.type), redOpName(args.op), args.root, args.inPlace ? " in-place" : "",
               choice.name.c_str(), choice.predictedSeconds * 1e6, cached->plan.size());
   if (logLevel() >= LogLevel::kTrace) STRATA_TRACE("%s", cached->plan.dump(args.type).c_str());
+  cached->args = args;
   // A long-running job with ever-changing sizes must not grow the cache without bound.
   if (comm->plans.size() >= 4096) comm->plans.clear();
   *out = cached.get();
-  comm->plans.emplace(key, std::move(cached));
+  comm->plans[key] = std::move(cached);
+  comm->lastKey = key;
+  comm->lastPlan = *out;
   return Status::Ok();
 }
 
@@ -84,7 +100,7 @@ Status runCollective(strataComm* comm, const CollectiveArgs& args, const void* s
   ctx.timeoutSeconds = comm->config.timeoutSeconds;
   ctx.maxMessageBytes = comm->config.maxMessageBytes;
   ctx.compute = &hostComputeBackend();
-  ctx.nodeOps = nullptr;
+  ctx.nodeOps = comm->nodeTeam.get();
   ctx.abortFlag = &comm->aborted;
   ctx.collective = collectiveName(args.coll);
   ctx.seq = seq;

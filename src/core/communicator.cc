@@ -38,9 +38,76 @@ Status discoverTopology(MPI_Comm comm, int rank, int size, Topology* out) {
   return Status::Ok();
 }
 
+// The node team finds its shared segment over the node's MPI communicator.
+class MpiNodeBootstrap final : public NodeBootstrap {
+ public:
+  explicit MpiNodeBootstrap(MPI_Comm nodeComm) : comm_(nodeComm) {}
+  Status broadcastName(std::string* name) override {
+    int len = static_cast<int>(name->size());
+    STRATA_CHECK_MPI(MPI_Bcast(&len, 1, MPI_INT, 0, comm_));
+    name->resize(static_cast<size_t>(len));
+    if (len > 0) STRATA_CHECK_MPI(MPI_Bcast(name->data(), len, MPI_CHAR, 0, comm_));
+    return Status::Ok();
+  }
+  Status agree(bool ok, bool* allOk) override {
+    int mine = ok ? 1 : 0, all = 0;
+    STRATA_CHECK_MPI(MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, comm_));
+    *allOk = all == 1;
+    return Status::Ok();
+  }
+
+ private:
+  MPI_Comm comm_;
+};
+
+// Sets up the node team; if any node cannot (shared memory missing, a virtual node spanning
+// hosts), every rank goes on without node teams, so all ranks choose among the same algorithms.
+Status setUpNodeTeam(strataComm* c) {
+  MpiNodeBootstrap boot(c->nodeComm);
+  std::unique_ptr<NodeTeam> team;
+  NodeTeamOptions options;
+  options.setupTimeoutSeconds = c->config.timeoutSeconds;
+  Status s = NodeTeam::create(c->topology.nodeSize(c->topology.myNode()), c->topology.myLocalRank(), boot, options, &team);
+  int mine = s.ok() ? 1 : 0, all = 0;
+  STRATA_CHECK_MPI(MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, c->comm));
+  if (all == 1) {
+    c->nodeTeam = std::move(team);
+  } else {
+    STRATA_WARN("node teams unavailable (%s): hierarchical algorithms disabled on this communicator",
+                s.ok() ? "another node could not set up its shared memory" : s.message().c_str());
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 HostScratch::~HostScratch() { std::free(data_); }
+
+PlanKey PlanKey::of(const CollectiveArgs& a) {
+  PlanKey k;
+  k.coll = a.coll;
+  k.type = a.type;
+  k.op = a.op;
+  k.inPlace = a.inPlace;
+  k.root = a.root;
+  k.shift = a.shift;
+  k.count = a.count;
+  size_t h = 0;
+  for (const auto* v : {&a.counts, &a.displs, &a.sendCounts, &a.sendDispls}) {
+    h = h * 1000003u + v->size();
+    for (size_t x : *v) h = (h ^ x) * 0x100000001b3ull;
+  }
+  k.arraysHash = h;
+  return k;
+}
+
+size_t PlanKeyHash::operator()(const PlanKey& k) const {
+  size_t h = static_cast<size_t>(k.coll) | (static_cast<size_t>(k.type) << 8) | (static_cast<size_t>(k.op) << 16) |
+             (static_cast<size_t>(k.inPlace) << 24);
+  h ^= std::hash<size_t>()(k.count) * 31;
+  h ^= std::hash<int>()(k.root) * 131 + std::hash<int>()(k.shift) * 1313 + k.arraysHash;
+  return h;
+}
 
 Status HostScratch::reserve(size_t bytes, void** out) {
   if (bytes > bytes_) {
@@ -107,13 +174,14 @@ Status createComm(MPI_Comm mpiComm, const strataConfig_t* userConfig, strataComm
                       STRATA_CHECK_MPI(MPI_Comm_split(c->comm, t.myLocalRank(), t.myNode(), &c->laneComm));
                       c->costs = defaultCostParams();
                       if (!config.topoFile.empty()) STRATA_CHECK(loadCostParams(config.topoFile, &c->costs));
+                      STRATA_CHECK(setUpNodeTeam(c.get()));
                       return Status::Ok();
                     })(),
                     status, fail);
   setLogRank(c->rank);
-  STRATA_INFO("communicator: %d ranks, nodes %s%s, timeout %.0f s, costs from %s", c->size,
-              c->topology.shapeText().c_str(), c->topology.virtualNodes ? " (virtual)" : "", config.timeoutSeconds,
-              c->costs.source.c_str());
+  STRATA_INFO("communicator: %d ranks, nodes %s%s, node team %s, timeout %.0f s, costs from %s", c->size,
+              c->topology.shapeText().c_str(), c->topology.virtualNodes ? " (virtual)" : "",
+              c->nodeTeam ? "on shared memory" : "unavailable", config.timeoutSeconds, c->costs.source.c_str());
   *out = c.release();
   registerComm(*out);
   return Status::Ok();
@@ -125,6 +193,7 @@ fail:
 
 Status destroyComm(strataComm_t comm) {
   unregisterComm(comm);
+  comm->nodeTeam.reset();
   freeComms(comm);
   comm->magic = 0;
   delete comm;

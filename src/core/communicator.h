@@ -12,10 +12,12 @@
 #include <unordered_map>
 
 #include "inter_node/executor.h"
+#include "intra_node/node_team.h"
 #include "kernels/common/status.h"
+#include "kernels/plan/collective.h"
 #include "kernels/plan/plan.h"
 #include "src/core/config.h"
-#include "src/core/topology.h"
+#include "kernels/plan/topology.h"
 #include "src/tuning/cost_model.h"
 
 namespace strata {
@@ -37,6 +39,28 @@ class HostScratch {
 struct CachedPlan {
   Plan plan;
   double predictedSeconds = 0;
+  CollectiveArgs args;  // the call it was built for (the v-variants' arrays included)
+};
+
+// What identifies a plan: the call's scalars, plus a hash of the v-variants' arrays (compared in
+// full on a hit).
+struct PlanKey {
+  Collective coll = Collective::kAllReduce;
+  DataType type = strataFloat32;
+  RedOp op = strataSum;
+  bool inPlace = false;
+  int root = 0;
+  int shift = 0;
+  size_t count = 0;
+  size_t arraysHash = 0;
+  bool operator==(const PlanKey& o) const {
+    return coll == o.coll && type == o.type && op == o.op && inPlace == o.inPlace && root == o.root && shift == o.shift &&
+           count == o.count && arraysHash == o.arraysHash;
+  }
+  static PlanKey of(const CollectiveArgs& a);
+};
+struct PlanKeyHash {
+  size_t operator()(const PlanKey& k) const;
 };
 
 }  // namespace strata
@@ -55,8 +79,12 @@ struct strataComm {
   strata::Config config;
   strata::CostParams costs;
 
-  std::unordered_map<std::string, std::unique_ptr<strata::CachedPlan>> plans;
+  std::unordered_map<strata::PlanKey, std::unique_ptr<strata::CachedPlan>, strata::PlanKeyHash> plans;
+  strata::PlanKey lastKey;                          // the last call's plan, checked first
+  const strata::CachedPlan* lastPlan = nullptr;
   strata::Executor executor;
+  // The node team's shared memory; null when it could not be set up (then only flat algorithms run).
+  std::unique_ptr<strata::NodeTeam> nodeTeam;
   strata::HostScratch hostScratch;
   unsigned long long seq = 0;  // collectives started on this communicator
 

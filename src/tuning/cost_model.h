@@ -9,10 +9,7 @@
 
 namespace strata {
 
-struct CostParams {
-  LinkCost flat;  // point-to-point between any two ranks of the communicator (MPI)
-  LinkCost node;  // inside a node (shared memory / peer GPU memory)
-  LinkCost lane;  // between nodes over one lane
+struct CostParams : LevelCosts {
   std::string source = "defaults";
 };
 

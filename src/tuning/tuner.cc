@@ -1,5 +1,6 @@
 #include "src/tuning/tuner.h"
 
+#include "hierarchy/composition.h"
 #include "inter_node/algorithms/algorithm.h"
 
 namespace strata {
@@ -7,31 +8,13 @@ namespace strata {
 std::vector<std::string> algorithmNames(Collective c) {
   std::vector<std::string> names;
   for (const FlatAlgorithm* a : flatAlgorithmsFor(c)) names.push_back(a->name);
+  for (const HierAlgorithm* h : hierAlgorithmsFor(c)) names.push_back(h->name);
   return names;
-}
-
-CollectiveArgs rankIndependentArgs(const CollectiveArgs& args) {
-  CollectiveArgs a = args;
-  a.inPlace = false;
-  switch (args.coll) {
-    case Collective::kAllGatherv:
-    case Collective::kReduceScatterv: {
-      size_t total = 0;
-      for (size_t c : args.counts) total += c;
-      a.count = args.counts.empty() ? 0 : total / args.counts.size();
-      break;
-    }
-    case Collective::kGatherv:
-    case Collective::kScatterv:
-    case Collective::kAllToAllv: a.count = 0; break;
-    default: break;
-  }
-  return a;
 }
 
 std::vector<Candidate> candidatesFor(const TunerInput& in, std::vector<std::string>* rejected) {
   const CollectiveArgs& args = *in.args;
-  const CollectiveArgs global = rankIndependentArgs(args);
+  const CollectiveArgs global = selectionArgs(args);
   const int p = in.topology->size;
   std::vector<Candidate> out;
   for (const FlatAlgorithm* algo : flatAlgorithmsFor(args.coll)) {
@@ -48,6 +31,20 @@ std::vector<Candidate> candidatesFor(const TunerInput& in, std::vector<std::stri
     BuildOptions opt;
     opt.link = in.costs->flat;
     c.build = [algo, args, world, opt](PlanBuilder& b) { algo->build(b, args, world, opt); };
+    out.push_back(std::move(c));
+  }
+  for (const HierAlgorithm* h : hierAlgorithmsFor(args.coll)) {
+    std::string why = in.nodeTeam ? h->unsupported(global, *in.topology) : "no node team (shared memory unavailable)";
+    if (!why.empty()) {
+      if (rejected) rejected->push_back(std::string(h->name) + ": " + why);
+      continue;
+    }
+    Candidate c;
+    c.name = h->name;
+    c.predictedSeconds = h->cost(global, *in.topology, *in.costs);
+    const Topology topo = *in.topology;
+    const LevelCosts costs = *in.costs;
+    c.build = [h, args, topo, costs](PlanBuilder& b) { h->build(b, args, topo, costs); };
     out.push_back(std::move(c));
   }
   return out;

@@ -12,7 +12,7 @@
 #include "kernels/plan/group.h"
 #include "kernels/plan/plan_builder.h"
 #include "src/core/config.h"
-#include "src/core/topology.h"
+#include "kernels/plan/topology.h"
 #include "src/tuning/cost_model.h"
 
 namespace strata {
@@ -29,13 +29,8 @@ struct TunerInput {
   const Topology* topology = nullptr;
   const CostParams* costs = nullptr;
   const Config* config = nullptr;
+  bool nodeTeam = false;  // compositions need the node team's shared memory
 };
-
-// The call as every rank sees it: selection may use only these values, or ranks would pick
-// different algorithms and wait on each other. The irregular collectives' own counts differ per
-// rank: allgatherv and reducescatterv are priced by their mean block (all ranks know the counts),
-// gatherv, scatterv and alltoallv by nothing rank-specific at all.
-CollectiveArgs rankIndependentArgs(const CollectiveArgs& args);
 
 // Every algorithm that can serve the call, with its prediction; `rejected` gets "name: why" for the
 // others.

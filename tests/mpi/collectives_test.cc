@@ -9,7 +9,9 @@
 #include <random>
 #include <sstream>
 
+#include "hierarchy/composition.h"
 #include "inter_node/algorithms/algorithm.h"
+#include "src/core/config.h"
 #include "tests/mpi/mpi_test_util.h"
 
 namespace strata::test {
@@ -317,8 +319,18 @@ TEST_P(CollectiveMatrix, ExactOnEveryTypeOpCountAndRoot) {
   EXPECT_TRUE(allRanksOk(ok)) << "a rank reported a failure above";
 }
 
+// The topology a shape string gives rank 0 (to know which compositions a shape allows).
+Topology shapeTopology(const std::string& shape) {
+  std::vector<int> sizes;
+  Topology t;
+  if (!parseNodeShape(shape.c_str(), &sizes).ok() || sizes.empty()) sizes = {worldSize()};
+  if (!Topology::fromShape(sizes, worldSize(), 0, &t).ok()) Topology::fromShape({worldSize()}, worldSize(), 0, &t).ok();
+  return t;
+}
+
 // Every algorithm of every collective on the discovered shape, with all types; on the other node
-// shapes, the tuner's choice with a representative set of types.
+// shapes, the tuner's choice and every composition the shape allows, with a representative set of
+// types.
 std::vector<Param> params() {
   std::vector<Param> out;
   const Collective colls[] = {Collective::kAllReduce, Collective::kBroadcast,     Collective::kReduce,
@@ -327,8 +339,14 @@ std::vector<Param> params() {
                               Collective::kExscan,    Collective::kShift,         Collective::kBarrier};
   for (const std::string& shape : shapesFor(worldSize())) {
     const bool first = shape == "0";
+    const Topology topo = shapeTopology(shape);
     for (Collective c : colls) {
       out.push_back({c, "", shape, first});
+      CollectiveArgs probe;
+      probe.coll = c;
+      for (const HierAlgorithm* h : hierAlgorithmsFor(c)) {
+        if (h->unsupported(probe, topo).empty()) out.push_back({c, h->name, shape, first});
+      }
       if (!first) continue;
       for (const FlatAlgorithm* a : flatAlgorithmsFor(c)) {
         if (a->unsupported(CollectiveArgs{}, worldSize()).empty()) out.push_back({c, a->name, shape, true});

@@ -2,7 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "src/core/config.h"
-#include "src/core/topology.h"
+#include "kernels/plan/topology.h"
 #include "src/tuning/cost_model.h"
 
 namespace strata {

@@ -36,6 +36,57 @@ Result verifyFlat(const FlatAlgorithm& algo, const CollectiveArgs& args, int p, 
   return run(c);
 }
 
+Status topologyFor(const std::string& shape, int p, int rank, Topology* out) {
+  if (shape.rfind("rr", 0) == 0) {
+    const int nodes = std::stoi(shape.substr(2));
+    std::vector<int> key(static_cast<size_t>(p));
+    for (int r = 0; r < p; ++r) key[static_cast<size_t>(r)] = r % nodes;
+    *out = Topology::fromNodeKeys(key, rank);
+    return Status::Ok();
+  }
+  std::vector<int> sizes;
+  size_t pos = 0;
+  while (pos <= shape.size()) {
+    const size_t next = shape.find(',', pos);
+    sizes.push_back(std::stoi(shape.substr(pos, next == std::string::npos ? std::string::npos : next - pos)));
+    if (next == std::string::npos) break;
+    pos = next + 1;
+  }
+  return Topology::fromShape(sizes, p, rank, out);
+}
+
+Plan buildHierPlan(const HierAlgorithm& algo, const CollectiveArgs& args, const Topology& topo, const LevelCosts& costs) {
+  Plan plan;
+  plan.algorithm = algo.name;
+  plan.divisor = topo.size;
+  const CollectiveArgs ra = rankArgs(args, topo.rank);
+  PlanBuilder b(&plan);
+  applyInPlaceAlias(b, ra, topo.rank);
+  algo.build(b, ra, topo, costs);
+  b.finish();
+  return plan;
+}
+
+Result verifyHier(const HierAlgorithm& algo, const CollectiveArgs& args, const std::string& shape, int p,
+                  const LevelCosts& costs) {
+  Case c;
+  c.args = args;
+  c.args.commSize = p;
+  c.p = p;
+  for (int r = 0; r < p; ++r) {
+    Topology t;
+    Status s = topologyFor(shape, p, r, &t);
+    if (!s.ok()) {
+      Result bad;
+      bad.ok = false;
+      bad.error = s.message();
+      return bad;
+    }
+    c.plans.push_back(buildHierPlan(algo, c.args, t, costs));
+  }
+  return run(c);
+}
+
 namespace {
 
 // Counts in 0..4 driven by a seed; block j of a receive side placed in reverse rank order with a

@@ -12,9 +12,11 @@ namespace {
 TEST(Selection, EveryRankChoosesTheSameAlgorithm) {
   const CostParams costs = defaultCostParams();
   Config config;
+  const std::vector<std::pair<std::string, int>> shapes = {{"1", 1}, {"2", 2}, {"3", 3},   {"5", 5},  {"4", 8},
+                                                           {"2", 8}, {"3,5", 8}, {"rr2", 8}, {"4", 16}, {"4,4,1", 9}};
   for (int c = 0; c < kNumCollectives; ++c) {
     const Collective coll = static_cast<Collective>(c);
-    for (int p : {1, 2, 3, 5, 8, 13, 16, 33}) {
+    for (const auto& [shape, p] : shapes) {
       for (size_t count : {size_t{0}, size_t{1}, size_t{100}, size_t{100000}, size_t{10000000}}) {
         for (strataDataType_t type : {strataFloat32, strataInt8}) {
           CollectiveArgs base;
@@ -33,12 +35,12 @@ TEST(Selection, EveryRankChoosesTheSameAlgorithm) {
             CollectiveArgs a = rankArgs(perRank[static_cast<size_t>(r)], r);
             a.inPlace = (r % 2) == 0;  // in-place flags differ between ranks of rooted calls
             Topology topo;
-            ASSERT_TRUE(Topology::fromShape({p}, p, r, &topo).ok());
-            TunerInput in{&a, &topo, &costs, &config};
+            ASSERT_TRUE(topologyFor(shape, p, r, &topo).ok());
+            TunerInput in{&a, &topo, &costs, &config, true};
             Candidate chosen;
             ASSERT_TRUE(selectAlgorithm(in, &chosen).ok()) << collectiveName(coll);
             if (r == 0) first = chosen.name;
-            ASSERT_EQ(chosen.name, first) << collectiveName(coll) << " p=" << p << " count=" << count << ": rank " << r
+            ASSERT_EQ(chosen.name, first) << collectiveName(coll) << " shape=" << shape << " p=" << p << " count=" << count << ": rank " << r
                                           << " chose " << chosen.name << ", rank 0 " << first;
           }
         }

@@ -65,6 +65,15 @@ struct RankState {
   size_t done = 0;
   // Elements of kSend that the call may write (in-place outputs that live in the send buffer).
   size_t sendWritableBegin = 0, sendWritableEnd = 0;
+  // Node ops, as the executor runs them: entered one at a time, only when no other step is ready
+  // to start, and nothing else starts until the whole team has arrived and the op is done.
+  bool blocked = false;
+  std::deque<StepId> pendingNodeOps;
+  std::map<std::string, int> nodeOpsEntered;  // per team
+};
+
+struct NodeRendezvous {
+  std::vector<std::pair<int, StepId>> arrived;  // (rank, step)
 };
 
 struct PostedSend {
@@ -98,10 +107,21 @@ class Simulator {
       progress = false;
       for (int r = 0; r < p_ && result_.ok; ++r) {
         RankState& st = ranks_[static_cast<size_t>(r)];
-        while (!st.ready.empty() && result_.ok) {
+        if (st.blocked) continue;
+        while (!st.ready.empty() && result_.ok && !st.blocked) {
           const StepId s = st.ready.front();
           st.ready.pop_front();
+          progress = true;
+          if (st.plan->steps[s].kind == StepKind::kNodeOp) {
+            st.pendingNodeOps.push_back(s);
+            continue;
+          }
           start(r, s);
+        }
+        if (!st.blocked && st.ready.empty() && !st.pendingNodeOps.empty() && result_.ok) {
+          const StepId s = st.pendingNodeOps.front();
+          st.pendingNodeOps.pop_front();
+          enterNodeOp(r, s);
           progress = true;
         }
       }
@@ -110,6 +130,12 @@ class Simulator {
     for (int r = 0; r < p_; ++r) {
       const RankState& st = ranks_[static_cast<size_t>(r)];
       if (st.done != st.plan->size()) {
+        for (StepId s = 0; s < st.plan->size(); ++s) {
+          if (st.state[s] == 1 && st.plan->steps[s].kind == StepKind::kNodeOp) {
+            return fail("deadlock: rank %d waits in %s for its node team (%zu of %zu steps done)", r,
+                        st.plan->describe(s, a_.type).c_str(), st.done, st.plan->size());
+          }
+        }
         for (StepId s = 0; s < st.plan->size(); ++s) {
           if (st.state[s] != 2) {
             return fail("deadlock: rank %d stuck at %s (%zu of %zu steps done)", r,
@@ -365,8 +391,126 @@ class Simulator {
         return;
       }
       case StepKind::kNodeOp:
-        fail("rank %d %s: node ops are verified by the node-op extension", r, plan.describe(s, a_.type).c_str());
+        fail("internal: rank %d %s started outside enterNodeOp", r, plan.describe(s, a_.type).c_str());
         return;
+    }
+  }
+
+  static std::string teamKey(const std::vector<int>& members) {
+    std::string k;
+    for (int m : members) k += std::to_string(m) + ",";
+    return k;
+  }
+
+  void enterNodeOp(int r, StepId s) {
+    RankState& st = ranks_[static_cast<size_t>(r)];
+    const Plan& plan = *st.plan;
+    const Step& step = plan.steps[s];
+    const NodeOpDesc& d = plan.nodeOps[step.nodeOp];
+    st.state[s] = 1;
+    st.blocked = true;
+    uint64_t k = uint64_t{1} << r;
+    for (uint32_t i = 0; i < step.depCount; ++i) k |= st.know[plan.deps[step.depBegin + i]];
+    st.know[s] = k;
+    if (d.me < 0 || d.me >= static_cast<int>(d.members.size()) || d.members[static_cast<size_t>(d.me)] != r) {
+      fail("rank %d %s: the team does not list this rank at index %d", r, plan.describe(s, a_.type).c_str(), d.me);
+      return;
+    }
+    const std::string key = teamKey(d.members);
+    const int ordinal = st.nodeOpsEntered[key]++;
+    NodeRendezvous& rv = rendezvous_[{key, ordinal}];
+    rv.arrived.push_back({r, s});
+    if (rv.arrived.size() == d.members.size()) executeNodeOp(d.members, rv);
+  }
+
+  void executeNodeOp(const std::vector<int>& members, const NodeRendezvous& rv) {
+    const size_t n = members.size();
+    std::vector<StepId> stepOf(n);
+    std::vector<const NodeOpDesc*> desc(n);
+    for (const auto& [rank, step] : rv.arrived) {
+      const RankState& st = ranks_[static_cast<size_t>(rank)];
+      const NodeOpDesc& d = st.plan->nodeOps[st.plan->steps[step].nodeOp];
+      stepOf[static_cast<size_t>(d.me)] = step;
+      desc[static_cast<size_t>(d.me)] = &d;
+    }
+    auto where = [&](size_t j) {
+      return strformat("rank %d %s", members[j], ranks_[static_cast<size_t>(members[j])].plan->describe(stepOf[j], a_.type).c_str());
+    };
+    // Every member must describe the same pattern.
+    for (size_t j = 0; j < n; ++j) {
+      const NodeOpDesc& d = *desc[j];
+      if (d.writeCounts != desc[0]->writeCounts || d.writeShared != desc[0]->writeShared ||
+          d.fullSync != desc[0]->fullSync) {
+        fail("%s: the node team's members disagree on the node op's pieces", where(j).c_str());
+        return;
+      }
+      if (d.writes.size() != d.writeCounts[j].size()) {
+        fail("%s: %zu pieces, the team expects %zu", where(j).c_str(), d.writes.size(), d.writeCounts[j].size());
+        return;
+      }
+      for (size_t i = 0; i < d.writes.size(); ++i) {
+        if (d.writes[i].count != d.writeCounts[j][i]) {
+          fail("%s: piece %zu has %zu elements, the team expects %zu", where(j).c_str(), i, d.writes[i].count,
+               d.writeCounts[j][i]);
+          return;
+        }
+      }
+    }
+    // Snapshot every member's pieces, then let every member form its outputs.
+    std::vector<std::vector<std::vector<Cell>>> pieces(n);
+    for (size_t j = 0; j < n; ++j) {
+      const NodeOpDesc& d = *desc[j];
+      pieces[j].resize(d.writes.size());
+      for (size_t i = 0; i < d.writes.size(); ++i) {
+        if (!read(members[j], stepOf[j], d.writes[i], &pieces[j][i])) return;
+      }
+    }
+    std::vector<uint64_t> know(n);
+    for (size_t j = 0; j < n; ++j) know[j] = ranks_[static_cast<size_t>(members[j])].know[stepOf[j]];
+    uint64_t everyone = 0;
+    for (uint64_t k : know) everyone |= k;
+    for (size_t j = 0; j < n; ++j) {
+      const NodeOpDesc& d = *desc[j];
+      uint64_t k = d.fullSync ? everyone : know[j];
+      for (const NodeRead& r : d.reads) {
+        std::vector<Cell> acc;
+        for (size_t t = 0; t < r.sources.size(); ++t) {
+          const NodePiece& src = r.sources[t];
+          if (src.member >= n || src.index >= pieces[src.member].size()) {
+            fail("%s: reads a piece that does not exist", where(j).c_str());
+            return;
+          }
+          if (src.member != j && !d.writeShared[src.member][src.index]) {
+            fail("%s: reads piece %u of member %u, which never enters the shared segment", where(j).c_str(), src.index,
+                 src.member);
+            return;
+          }
+          const std::vector<Cell>& in = pieces[src.member][src.index];
+          if (in.size() != r.dst.count) {
+            fail("%s: reads %zu elements from a piece of %zu", where(j).c_str(), r.dst.count, in.size());
+            return;
+          }
+          k |= know[src.member];
+          if (t == 0) {
+            acc = in;
+            continue;
+          }
+          for (size_t e = 0; e < acc.size(); ++e) {
+            if (acc[e].elem != in[e].elem || (acc[e].mask & in[e].mask) || acc[e].divided || in[e].divided) {
+              fail("%s: element %zu combines %s with %s", where(j).c_str(), e, cellText(acc[e]).c_str(), cellText(in[e]).c_str());
+              return;
+            }
+            acc[e].mask |= in[e].mask;
+          }
+        }
+        if (!write(members[j], stepOf[j], r.dst, acc)) return;
+      }
+      ranks_[static_cast<size_t>(members[j])].know[stepOf[j]] = k;
+    }
+    for (size_t j = 0; j < n; ++j) {
+      RankState& st = ranks_[static_cast<size_t>(members[j])];
+      st.blocked = false;
+      complete(members[j], stepOf[j]);
     }
   }
 
@@ -472,6 +616,7 @@ class Simulator {
   std::vector<std::vector<Cell>> initial_;
   std::map<ChannelKey, std::deque<PostedSend>> sends_;
   std::map<ChannelKey, std::deque<PostedRecv>> recvs_;
+  std::map<std::pair<std::string, int>, NodeRendezvous> rendezvous_;
   Result result_;
 };
 

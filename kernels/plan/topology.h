@@ -1,6 +1,6 @@
 // Topology: which ranks share a node (the node team) and which have the same local rank on every
-// node (the lanes). Computed once at communicator creation, from MPI_Comm_split_type or from a
-// virtual node shape, and pure data afterwards so it can be built in unit tests.
+// node (the lanes). The communicator computes it once at creation, from MPI_Comm_split_type or a
+// virtual node shape; here it is pure data, so the compositions and the tests can build it.
 #pragma once
 
 #include <string>

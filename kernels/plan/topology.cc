@@ -1,4 +1,4 @@
-#include "src/core/topology.h"
+#include "kernels/plan/topology.h"
 
 #include <algorithm>
 #include <map>

@@ -1,0 +1,363 @@
+#include "intra_node/node_team.h"
+
+#include <sched.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <new>
+#include <vector>
+
+#include "kernels/plan/group.h"
+
+namespace strata {
+
+using Clock = std::chrono::steady_clock;
+
+struct alignas(128) NodeTeam::Control {
+  std::atomic<uint64_t> ready;           // last round whose pieces this member published
+  std::atomic<uint64_t> consumed;        // last round this member finished reading
+  std::atomic<uint64_t> dataGeneration;  // data segment generation this member has mapped
+  std::atomic<int64_t> pid;
+};
+
+struct NodeTeam::Header {
+  uint64_t magic;
+  uint32_t members;
+  std::atomic<uint32_t> barrierCount;
+  std::atomic<uint32_t> barrierSense;
+  std::atomic<uint64_t> dataGeneration;  // published by member 0 when it grew the data segment
+  std::atomic<uint64_t> dataSlotBytes;   // 0 with a new generation: member 0 could not grow it
+  char dataName[112];
+};
+
+namespace {
+
+constexpr uint64_t kMagic = 0x5354524154414e54ull;  // "STRATANT"
+constexpr size_t kHeaderBytes = 4096;
+constexpr size_t kAlign = 64;
+
+size_t alignUp(size_t x, size_t a) { return (x + a - 1) / a * a; }
+
+size_t controlBytes(int members) { return kHeaderBytes + static_cast<size_t>(members) * sizeof(NodeTeam::Control); }
+
+inline void cpuRelax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#endif
+}
+
+// Spins on `done`, yields the core after a short while (ranks may outnumber cores), and gives up
+// at the deadline or on abort. `what` describes the wait for the timeout message.
+template <typename Done, typename What>
+Status waitUntil(Done done, Clock::time_point deadline, const std::atomic<bool>* abortFlag,
+                 const std::function<void()>* progress, What what) {
+  for (uint64_t i = 0;; ++i) {
+    if (done()) return Status::Ok();
+    if (i < 256) {
+      cpuRelax();
+      continue;
+    }
+    sched_yield();
+    if ((i & 63) == 0) {
+      if (abortFlag != nullptr && abortFlag->load(std::memory_order_relaxed)) {
+        return makeStatus(strataInvalidUsage, "the communicator was aborted (strataCommAbort) while waiting for %s",
+                          what().c_str());
+      }
+      if (progress != nullptr && *progress) (*progress)();
+      if (Clock::now() > deadline) return makeStatus(strataTimeout, "timed out waiting for %s", what().c_str());
+    }
+  }
+}
+
+// Part `c` of `count` elements cut into `C` nearly equal parts.
+inline void partOf(size_t count, size_t C, size_t c, size_t* offset, size_t* n) {
+  const size_t base = count / C, extra = count % C;
+  *offset = c * base + std::min(c, extra);
+  *n = base + (c < extra ? 1 : 0);
+}
+
+}  // namespace
+
+NodeTeam::~NodeTeam() = default;
+
+Status NodeTeam::create(int members, int me, NodeBootstrap& boot, const NodeTeamOptions& options,
+                        std::unique_ptr<NodeTeam>* out) {
+  std::unique_ptr<NodeTeam> t(new NodeTeam());
+  t->members_ = members;
+  t->me_ = me;
+  t->options_ = options;
+  t->slotBytes_ = alignUp(std::max<size_t>(options.initialSlotBytes, 4096), 4096);
+  // Control segment: member 0 creates it, everyone maps it, everyone unlinks it.
+  for (int stage = 0; stage < 2; ++stage) {
+    const bool isControl = stage == 0;
+    const size_t bytes = isControl ? controlBytes(members) : static_cast<size_t>(members) * 2 * t->slotBytes_;
+    SharedSegment& seg = isControl ? t->control_ : t->data_;
+    std::string name;
+    Status local;
+    if (me == 0) {
+      name = SharedSegment::uniqueName(isControl ? "ctl" : "data");
+      local = SharedSegment::create(name, bytes, &seg);
+      if (!local.ok()) name.clear();
+    }
+    STRATA_CHECK(boot.broadcastName(&name));
+    if (name.empty()) {
+      return me == 0 ? local
+                     : makeStatus(strataSystemError, "node member 0 could not create the node team's shared segment");
+    }
+    if (me != 0) local = SharedSegment::open(name, bytes, &seg);
+    bool allMapped = false;
+    Status agreed = boot.agree(local.ok(), &allMapped);  // everyone has tried to map it
+    SharedSegment::unlink(name);
+    STRATA_CHECK(local);
+    STRATA_CHECK(agreed);
+    STRATA_REQUIRE(allMapped, strataSystemError, "another member of the node team could not map the shared segment %s",
+                   name.c_str());
+    if (isControl && me == 0) {
+      Header* h = new (t->control_.data()) Header();
+      h->magic = kMagic;
+      h->members = static_cast<uint32_t>(members);
+      for (int j = 0; j < members; ++j) {
+        new (static_cast<char*>(t->control_.data()) + kHeaderBytes + static_cast<size_t>(j) * sizeof(Control)) Control();
+      }
+    }
+    if (isControl) {  // the header is initialised before anyone uses it
+      bool ignored = false;
+      STRATA_CHECK(boot.agree(true, &ignored));
+    }
+  }
+  auto* ctl = reinterpret_cast<Control*>(static_cast<char*>(t->control_.data()) + kHeaderBytes);
+  ctl[me].pid.store(static_cast<int64_t>(getpid()));
+  *out = std::move(t);
+  return Status::Ok();
+}
+
+char* NodeTeam::slot(int member, uint64_t round) const {
+  return static_cast<char*>(data_.data()) + (static_cast<size_t>(member) * 2 + (round % 2)) * slotBytes_;
+}
+
+Status NodeTeam::barrier(Clock::time_point deadline, const char* what) {
+  auto* h = static_cast<Header*>(control_.data());
+  barrierSense_ ^= 1u;
+  const uint32_t sense = barrierSense_;
+  if (h->barrierCount.fetch_add(1, std::memory_order_acq_rel) + 1 == static_cast<uint32_t>(members_)) {
+    h->barrierCount.store(0, std::memory_order_relaxed);
+    h->barrierSense.store(sense, std::memory_order_release);
+    return Status::Ok();
+  }
+  return waitUntil([&] { return h->barrierSense.load(std::memory_order_acquire) == sense; }, deadline, nullptr, nullptr,
+                   [&] { return strformat("the node barrier (%s): %d members", what, members_); });
+}
+
+Status NodeTeam::ensureSlotBytes(size_t bytes, const NodeOpCall& call) {
+  if (bytes <= slotBytes_) return Status::Ok();
+  auto* h = static_cast<Header*>(control_.data());
+  auto* ctl = reinterpret_cast<Control*>(static_cast<char*>(control_.data()) + kHeaderBytes);
+  const std::function<void()>* progress = &call.progress;
+  // Nobody may still be reading the old slots.
+  for (int j = 0; j < members_; ++j) {
+    STRATA_CHECK(waitUntil([&] { return ctl[j].consumed.load(std::memory_order_acquire) >= round_; }, call.deadline,
+                           call.abortFlag, progress,
+                           [&] { return strformat("node member %d (rank %d) to finish round %llu before the segment grows", j,
+                                                  call.desc->members[static_cast<size_t>(j)], static_cast<unsigned long long>(round_)); }));
+  }
+  const uint64_t gen = dataGeneration_ + 1;
+  const size_t total = static_cast<size_t>(members_) * 2 * bytes;
+  SharedSegment grown;
+  std::string name;
+  if (me_ == 0) {
+    name = SharedSegment::uniqueName("data");
+    Status s = SharedSegment::create(name, total, &grown);
+    h->dataSlotBytes.store(s.ok() ? bytes : 0, std::memory_order_relaxed);
+    if (s.ok()) std::snprintf(h->dataName, sizeof(h->dataName), "%s", name.c_str());
+    h->dataGeneration.store(gen, std::memory_order_release);
+    STRATA_CHECK(s);
+  } else {
+    STRATA_CHECK(waitUntil([&] { return h->dataGeneration.load(std::memory_order_acquire) >= gen; }, call.deadline,
+                           call.abortFlag, progress, [&] { return std::string("node member 0 to grow the shared segment"); }));
+    STRATA_REQUIRE(h->dataSlotBytes.load() == bytes, strataSystemError,
+                   "node member 0 could not grow the shared segment to %zu bytes", total);
+    name = h->dataName;
+    Status s = SharedSegment::open(name, total, &grown);
+    if (!s.ok()) {
+      SharedSegment::unlink(name);
+      return s;
+    }
+  }
+  ctl[me_].dataGeneration.store(gen, std::memory_order_release);
+  for (int j = 0; j < members_; ++j) {
+    Status s = waitUntil([&] { return ctl[j].dataGeneration.load(std::memory_order_acquire) >= gen; }, call.deadline,
+                         call.abortFlag, progress,
+                         [&] { return strformat("node member %d to map the grown shared segment", j); });
+    if (!s.ok()) {
+      SharedSegment::unlink(name);
+      return s;
+    }
+  }
+  SharedSegment::unlink(name);
+  data_ = std::move(grown);
+  slotBytes_ = bytes;
+  dataGeneration_ = gen;
+  return Status::Ok();
+}
+
+Status NodeTeam::run(const NodeOpCall& call) {
+  const NodeOpDesc& d = *call.desc;
+  const int n = static_cast<int>(d.members.size());
+  STRATA_REQUIRE(n == members_ && d.me == me_, strataInternalError, "%s: node op for %d members (me %d) on a team of %d (me %d)",
+                 d.what, n, d.me, members_, me_);
+  STRATA_REQUIRE(d.writeCounts.size() == static_cast<size_t>(n) && d.writeShared.size() == static_cast<size_t>(n) &&
+                     d.writes.size() == d.writeCounts[static_cast<size_t>(me_)].size(),
+                 strataInternalError, "%s: inconsistent piece lists", d.what);
+  const size_t es = dataTypeSize(call.type);
+  auto* ctl = reinterpret_cast<Control*>(static_cast<char*>(control_.data()) + kHeaderBytes);
+  const std::function<void()>* progress = &call.progress;
+
+  // Bytes each member puts into its slot, and the slot size this op wants.
+  size_t maxShared = 0;
+  for (int j = 0; j < n; ++j) {
+    size_t total = 0;
+    for (size_t i = 0; i < d.writeCounts[static_cast<size_t>(j)].size(); ++i) {
+      if (d.writeShared[static_cast<size_t>(j)][i]) total += alignUp(d.writeCounts[static_cast<size_t>(j)][i] * es, kAlign);
+    }
+    maxShared = std::max(maxShared, total);
+  }
+  if (maxShared > slotBytes_ && slotBytes_ < options_.maxSlotBytes) {
+    size_t want = slotBytes_;
+    while (want < maxShared && want < options_.maxSlotBytes) want *= 2;
+    STRATA_CHECK(ensureSlotBytes(std::min(want, options_.maxSlotBytes), call));
+  }
+  // Rounds: the fewest in which every member's parts fit its slot.
+  size_t C = std::max<size_t>(1, (maxShared + slotBytes_ - 1) / slotBytes_);
+  auto fits = [&](size_t rounds) {
+    for (int j = 0; j < n; ++j) {
+      size_t used = 0;
+      for (size_t i = 0; i < d.writeCounts[static_cast<size_t>(j)].size(); ++i) {
+        if (!d.writeShared[static_cast<size_t>(j)][i]) continue;
+        size_t off, cnt;
+        partOf(d.writeCounts[static_cast<size_t>(j)][i], rounds, 0, &off, &cnt);  // part 0 is the largest
+        used += alignUp(cnt * es, kAlign);
+      }
+      if (used > slotBytes_) return false;
+    }
+    return true;
+  };
+  while (!fits(C)) ++C;
+
+  // Which members I read from, and checks that each read matches its sources' sizes.
+  std::vector<uint8_t>& readsFrom = readsFrom_;
+  readsFrom.assign(static_cast<size_t>(n), 0);
+  bool sharesAnything = false;
+  for (size_t i = 0; i < d.writes.size(); ++i) sharesAnything |= d.writeShared[static_cast<size_t>(me_)][i] != 0;
+  for (const NodeRead& r : d.reads) {
+    STRATA_REQUIRE(!r.sources.empty(), strataInternalError, "%s: a read without sources", d.what);
+    for (const NodePiece& src : r.sources) {
+      STRATA_REQUIRE(src.member < static_cast<uint32_t>(n) && src.index < d.writeCounts[src.member].size() &&
+                         d.writeCounts[src.member][src.index] == r.dst.count &&
+                         (src.member == static_cast<uint32_t>(me_) || d.writeShared[src.member][src.index]),
+                     strataInternalError, "%s: read of %zu elements from piece %u of member %u does not match", d.what,
+                     r.dst.count, src.index, src.member);
+      if (src.member != static_cast<uint32_t>(me_)) readsFrom[src.member] = 1;
+    }
+  }
+  // Offsets of a member's parts within its slot in round c.
+  std::vector<std::vector<size_t>>& partOffset = partOffset_;
+  if (partOffset.size() < static_cast<size_t>(n)) partOffset.resize(static_cast<size_t>(n));
+  auto layoutRound = [&](size_t c) {
+    for (int j = 0; j < n; ++j) {
+      if (!readsFrom[static_cast<size_t>(j)] && j != me_) continue;
+      auto& offs = partOffset[static_cast<size_t>(j)];
+      offs.assign(d.writeCounts[static_cast<size_t>(j)].size(), 0);
+      size_t pos = 0;
+      for (size_t i = 0; i < offs.size(); ++i) {
+        if (!d.writeShared[static_cast<size_t>(j)][i]) continue;
+        size_t off, cnt;
+        partOf(d.writeCounts[static_cast<size_t>(j)][i], C, c, &off, &cnt);
+        offs[i] = pos;
+        pos += alignUp(cnt * es, kAlign);
+      }
+    }
+  };
+
+  ComputeBackend& compute = hostComputeBackend();
+  std::vector<const void*>& srcs = srcs_;
+  std::vector<char>& partial = partial_;  // running sum when a read has more sources than one reduce takes
+  for (size_t c = 0; c < C; ++c) {
+    const uint64_t s = round_ + 1 + c;
+    layoutRound(c);
+    auto member = [&](int j) { return d.members[static_cast<size_t>(j)]; };
+    if (sharesAnything) {
+      // The slot was last used in round s - 2: everyone must be done reading it.
+      if (s > 2) {
+        for (int j = 0; j < n; ++j) {
+          if (j == me_) continue;
+          STRATA_CHECK(waitUntil([&] { return ctl[j].consumed.load(std::memory_order_acquire) + 2 >= s; }, call.deadline,
+                                 call.abortFlag, progress, [&] {
+                                   return strformat("%s round %zu of %zu: node member %d (rank %d) to release slot %llu",
+                                                    d.what, c + 1, C, j, member(j), static_cast<unsigned long long>(s % 2));
+                                 }));
+        }
+      }
+      char* mine = slot(me_, s);
+      for (size_t i = 0; i < d.writes.size(); ++i) {
+        if (!d.writeShared[static_cast<size_t>(me_)][i]) continue;
+        size_t off, cnt;
+        partOf(d.writes[i].count, C, c, &off, &cnt);
+        if (cnt) std::memcpy(mine + partOffset[static_cast<size_t>(me_)][i], static_cast<char*>(call.at(d.writes[i])) + off * es, cnt * es);
+      }
+    }
+    ctl[me_].ready.store(s, std::memory_order_release);
+    for (int j = 0; j < n; ++j) {
+      if (j == me_ || !(readsFrom[static_cast<size_t>(j)] || d.fullSync)) continue;
+      STRATA_CHECK(waitUntil([&] { return ctl[j].ready.load(std::memory_order_acquire) >= s; }, call.deadline,
+                             call.abortFlag, progress, [&] {
+                               return strformat("%s round %zu of %zu: node member %d (rank %d) to publish its pieces", d.what,
+                                                c + 1, C, j, member(j));
+                             }));
+    }
+    for (const NodeRead& r : d.reads) {
+      size_t off, cnt;
+      partOf(r.dst.count, C, c, &off, &cnt);
+      if (cnt == 0) continue;
+      char* dst = static_cast<char*>(call.at(r.dst)) + off * es;
+      srcs.resize(r.sources.size());
+      for (size_t k = 0; k < r.sources.size(); ++k) {
+        const NodePiece& src = r.sources[k];
+        srcs[k] = src.member == static_cast<uint32_t>(me_)
+                      ? static_cast<const char*>(call.at(d.writes[src.index])) + off * es
+                      : slot(static_cast<int>(src.member), s) + partOffset[src.member][src.index];
+      }
+      if (srcs.size() == 1) {
+        if (dst != srcs[0]) std::memcpy(dst, srcs[0], cnt * es);
+        continue;
+      }
+      // Left to right in batches the compute backend takes; intermediate sums stay in scratch so an
+      // output that is also one of my pieces is written last.
+      const size_t total = srcs.size();
+      size_t done = std::min<size_t>(total, kMaxReduceInputs);
+      void* target = done == total ? static_cast<void*>(dst) : nullptr;
+      if (target == nullptr) {
+        partial.resize(cnt * es);
+        target = partial.data();
+      }
+      Status st = compute.reduce(target, srcs.data(), static_cast<int>(done), cnt, call.type, call.op);
+      while (st.ok() && done < total) {
+        const size_t take = std::min<size_t>(total - done, kMaxReduceInputs - 1);
+        const void* batch[kMaxReduceInputs];
+        batch[0] = partial.data();
+        for (size_t k = 0; k < take; ++k) batch[k + 1] = srcs[done + k];
+        done += take;
+        st = compute.reduce(done == total ? static_cast<void*>(dst) : partial.data(), batch, static_cast<int>(take + 1), cnt,
+                            call.type, call.op);
+      }
+      if (!st.ok()) return st.withContext(d.what);
+    }
+    ctl[me_].consumed.store(s, std::memory_order_release);
+  }
+  round_ += C;
+  return Status::Ok();
+}
+
+}  // namespace strata

@@ -1,0 +1,239 @@
+// The node team over real processes (fork, no MPI): node ops give the right data, the shared
+// segments never stay in /dev/shm, the data segment grows on demand, and when a member is killed
+// the survivors' waits end with a timeout that names the node op, the round and the member.
+#include <gtest/gtest.h>
+#include <dirent.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "intra_node/node_collectives.h"
+#include "intra_node/node_team.h"
+
+namespace strata {
+namespace {
+
+// A bootstrap over memory shared before fork: a name slot and a generation-counted barrier.
+struct Mailbox {
+  std::atomic<int> arrived[64];
+  std::atomic<int> failed[64];
+  std::atomic<int> pids[64];
+  char name[128];
+};
+
+class ForkBootstrap final : public NodeBootstrap {
+ public:
+  ForkBootstrap(Mailbox* box, int members, int me) : box_(box), members_(members), me_(me) {}
+  Status broadcastName(std::string* name) override {
+    if (me_ == 0) std::snprintf(box_->name, sizeof(box_->name), "%s", name->c_str());
+    bool ignored;
+    STRATA_CHECK(agree(true, &ignored));
+    *name = box_->name;
+    return Status::Ok();
+  }
+  Status agree(bool ok, bool* allOk) override {
+    const int g = gen_++;
+    if (!ok) box_->failed[g].fetch_add(1);
+    box_->arrived[g].fetch_add(1);
+    for (int i = 0; box_->arrived[g].load() < members_; ++i) {
+      if (i > 20000000) return makeStatus(strataTimeout, "fork bootstrap barrier");
+      sched_yield();
+    }
+    *allOk = box_->failed[g].load() == 0;
+    return Status::Ok();
+  }
+
+ private:
+  Mailbox* box_;
+  int members_, me_;
+  int gen_ = 0;
+};
+
+// Segments in /dev/shm created by the given processes (their names carry the creator's pid), so
+// other Strata jobs on the machine do not count.
+int leftoverSegments(const std::vector<int>& pids) {
+  int count = 0;
+  if (DIR* d = opendir("/dev/shm")) {
+    while (dirent* e = readdir(d)) {
+      if (std::strncmp(e->d_name, "strata-", 7) != 0) continue;
+      for (int pid : pids) {
+        if (pid > 0 && std::strstr(e->d_name, ("-" + std::to_string(pid) + "-").c_str())) ++count;
+      }
+    }
+    closedir(d);
+  }
+  return count;
+}
+std::vector<int> teamPids(const Mailbox* box, int members) {
+  std::vector<int> pids;
+  for (int i = 0; i < members; ++i) pids.push_back(box->pids[i].load());
+  return pids;
+}
+std::vector<int> lastTeam;  // pids of the last team run, for checks after it ended
+
+// Runs body(team, me) in `members` processes; returns each child's exit status (0 = passed).
+std::vector<int> runTeam(int members, const std::function<int(NodeTeam&, int)>& body, NodeTeamOptions options = {}) {
+  auto* box = static_cast<Mailbox*>(mmap(nullptr, sizeof(Mailbox), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0));
+  new (box) Mailbox();
+  std::vector<pid_t> pids;
+  for (int me = 0; me < members; ++me) {
+    const pid_t pid = fork();
+    if (pid == 0) {
+      box->pids[me].store(static_cast<int>(getpid()));
+      ForkBootstrap boot(box, members, me);
+      std::unique_ptr<NodeTeam> team;
+      Status s = NodeTeam::create(members, me, boot, options, &team);
+      if (!s.ok()) {
+        std::fprintf(stderr, "member %d: %s\n", me, s.message().c_str());
+        _exit(90);
+      }
+      // Mapped and unlinked: nothing of ours remains under /dev/shm (checked while nobody can be
+      // creating a segment: between two barriers).
+      bool all = false;
+      if (!boot.agree(true, &all).ok()) _exit(92);
+      const bool clean = leftoverSegments(teamPids(box, members)) == 0;
+      if (!boot.agree(clean, &all).ok() || !all) _exit(91);
+      _exit(body(*team, me));
+    }
+    pids.push_back(pid);
+  }
+  std::vector<int> status;
+  for (pid_t pid : pids) {
+    int st = 0;
+    waitpid(pid, &st, 0);
+    status.push_back(WIFEXITED(st) ? WEXITSTATUS(st) : 100 + WTERMSIG(st));
+  }
+  lastTeam = teamPids(box, members);
+  munmap(box, sizeof(Mailbox));
+  return status;
+}
+
+NodeOpCall callFor(const NodeOpDesc& d, float* send, float* recv, double seconds = 10) {
+  NodeOpCall c;
+  c.desc = &d;
+  c.bases[0] = reinterpret_cast<char*>(send);
+  c.bases[1] = reinterpret_cast<char*>(recv);
+  c.type = strataFloat32;
+  c.op = strataSum;
+  c.deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(static_cast<int>(seconds * 1000));
+  return c;
+}
+
+Group teamGroup(int members, int me) { return Group::world(members, me); }
+
+TEST(NodeTeam, NodeOpsMoveTheRightData) {
+  const int n = 4;
+  const std::vector<int> st = runTeam(n, [&](NodeTeam& team, int me) {
+    const size_t count = 100003;  // several rounds, odd sizes
+    std::vector<float> send(count * n), recv(count * n, -1.0f);
+    for (size_t i = 0; i < send.size(); ++i) send[i] = static_cast<float>((i * 7 + static_cast<size_t>(me) * 13) % 11);
+    const Group g = teamGroup(n, me);
+    const Slice in{BufferId::kSend, 0, count}, out{BufferId::kRecv, 0, count};
+    auto input = [&](int rank, size_t i) { return static_cast<float>((i * 7 + static_cast<size_t>(rank) * 13) % 11); };
+    // one-shot allreduce
+    NodeOpDesc d = nodeAllReduce(g, in, out);
+    if (!team.run(callFor(d, send.data(), recv.data())).ok()) return 1;
+    for (size_t i = 0; i < count; ++i) {
+      float want = 0;
+      for (int r = 0; r < n; ++r) want += input(r, i);
+      if (recv[i] != want) return 2;
+    }
+    // reduce-scatter of 4 blocks, then allgather them back
+    const BlockLayout blocks = BlockLayout::even(count, n);
+    std::vector<Slice> inBlocks, outBlocks;
+    for (int k = 0; k < n; ++k) {
+      inBlocks.push_back(in.sub(blocks.offset[static_cast<size_t>(k)], blocks.count[static_cast<size_t>(k)]));
+      outBlocks.push_back(out.sub(blocks.offset[static_cast<size_t>(k)], blocks.count[static_cast<size_t>(k)]));
+    }
+    std::fill(recv.begin(), recv.end(), -1.0f);
+    d = nodeReduceScatter(g, inBlocks, outBlocks[static_cast<size_t>(me)]);
+    if (!team.run(callFor(d, send.data(), recv.data())).ok()) return 3;
+    std::vector<std::vector<Slice>> pieces;
+    for (const Slice& s : outBlocks) pieces.push_back({s});
+    d = nodeAllGather(g, pieces);
+    if (!team.run(callFor(d, send.data(), recv.data())).ok()) return 4;
+    for (size_t i = 0; i < count; ++i) {
+      float want = 0;
+      for (int r = 0; r < n; ++r) want += input(r, i);
+      if (recv[i] != want) return 5;
+    }
+    // alltoall: block k of my send goes to member k
+    const Slice all{BufferId::kSend, 0, count * n}, allOut{BufferId::kRecv, 0, count * n};
+    std::vector<Slice> a2aIn, a2aOut;
+    for (int k = 0; k < n; ++k) {
+      a2aIn.push_back(all.sub(static_cast<size_t>(k) * count, count));
+      a2aOut.push_back(allOut.sub(static_cast<size_t>(k) * count, count));
+    }
+    d = nodeAllToAll(g, a2aIn, a2aOut);
+    if (!team.run(callFor(d, send.data(), recv.data())).ok()) return 6;
+    for (int k = 0; k < n; ++k) {
+      for (size_t i = 0; i < count; i += 997) {
+        if (recv[static_cast<size_t>(k) * count + i] != input(k, static_cast<size_t>(me) * count + i)) return 7;
+      }
+    }
+    // exclusive scan in member order
+    d = nodeScan(g, in, out, true);
+    std::fill(recv.begin(), recv.end(), -1.0f);
+    if (!team.run(callFor(d, send.data(), recv.data())).ok()) return 8;
+    for (size_t i = 0; i < count; i += 101) {
+      float want = 0;
+      for (int r = 0; r < me; ++r) want += input(r, i);
+      if (me == 0 ? recv[i] != -1.0f : recv[i] != want) return 9;
+    }
+    return 0;
+  });
+  for (int k = 0; k < n; ++k) EXPECT_EQ(st[static_cast<size_t>(k)], 0) << "member " << k;
+  EXPECT_EQ(leftoverSegments(lastTeam), 0);
+}
+
+TEST(NodeTeam, GrowsTheDataSegmentOnDemand) {
+  NodeTeamOptions small;
+  small.initialSlotBytes = 4096;
+  small.maxSlotBytes = size_t{1} << 20;
+  const std::vector<int> st = runTeam(3, [&](NodeTeam& team, int me) {
+    const size_t before = team.slotBytes();
+    const size_t count = 300000;
+    std::vector<float> send(count, static_cast<float>(me + 1)), recv(count, 0.0f);
+    NodeOpDesc d = nodeAllReduce(teamGroup(3, me), Slice{BufferId::kSend, 0, count}, Slice{BufferId::kRecv, 0, count});
+    if (!team.run(callFor(d, send.data(), recv.data())).ok()) return 1;
+    if (team.slotBytes() <= before) return 2;
+    for (float v : recv) {
+      if (v != 6.0f) return 3;
+    }
+    return 0;
+  }, small);
+  for (int v : st) EXPECT_EQ(v, 0);
+  EXPECT_EQ(leftoverSegments(lastTeam), 0);
+}
+
+TEST(NodeTeam, AKilledMemberLeavesNothingAndTheOthersTimeOutNamingIt) {
+  auto* report = static_cast<char*>(mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0));
+  const std::vector<int> st = runTeam(3, [&](NodeTeam& team, int me) {
+    if (me == 2) raise(SIGKILL);  // dies holding its mapping
+    std::vector<float> send(1000, 1.0f), recv(1000, 0.0f);
+    NodeOpDesc d = nodeAllReduce(teamGroup(3, me), Slice{BufferId::kSend, 0, 1000}, Slice{BufferId::kRecv, 0, 1000});
+    Status s = team.run(callFor(d, send.data(), recv.data(), 1.0));
+    if (s.code() != strataTimeout) return 1;
+    if (me == 0) std::snprintf(report, 4096, "%s", s.message().c_str());
+    return 0;
+  });
+  EXPECT_EQ(st[0], 0);
+  EXPECT_EQ(st[1], 0);
+  EXPECT_EQ(st[2], 100 + SIGKILL);
+  const std::string msg(report);
+  EXPECT_NE(msg.find("node-allreduce"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("round 1 of 1"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("node member 2"), std::string::npos) << msg;
+  EXPECT_EQ(leftoverSegments(lastTeam), 0) << "a killed member must leave nothing in /dev/shm";
+  munmap(report, 4096);
+}
+
+}  // namespace
+}  // namespace strata
