@@ -26,9 +26,28 @@ std::string contextText(const Plan& plan, const ExecContext& ctx) {
 
 }  // namespace
 
+void PhaseTimes::record(const char* label, double start, double end) {
+  for (Phase& p : phases) {
+    if (p.label == label) {
+      p.start = std::min(p.start, start);
+      p.end = std::max(p.end, end);
+      return;
+    }
+  }
+  phases.push_back({label, start, end});
+}
+
 Status Executor::run(const Plan& plan, const Bindings& bind, const ExecContext& ctx) {
   const size_t n = plan.size();
   if (n == 0) return Status::Ok();
+  // A plan of one node op (a one-shot allreduce inside a node) needs none of the bookkeeping below.
+  if (n == 1 && plan.steps[0].kind == StepKind::kNodeOp && ctx.phaseTimes == nullptr && ctx.nodeOps != nullptr) {
+    ctx_ = &ctx;
+    done_ = 0;
+    remaining_.assign(1, 0);
+    Status s = runNodeOp(plan, 0, bind, ctx);
+    return s.ok() ? s : s.withContext(contextText(plan, ctx));
+  }
   remaining_.resize(n);
   pendingRequests_.assign(n, 0);
   ready_.clear();
@@ -42,9 +61,14 @@ Status Executor::run(const Plan& plan, const Bindings& bind, const ExecContext& 
     if (remaining_[i] == 0) ready_.push_back(i);
   }
 
-  const auto start = Clock::now();
-  const auto deadline = start + std::chrono::duration_cast<Clock::duration>(
-                                    std::chrono::duration<double>(ctx.timeoutSeconds));
+  // The clock is read only when something has to be waited for (or timed).
+  auto start = Clock::time_point{};
+  auto deadline = Clock::time_point::max();
+  ctx_ = &ctx;
+  if (ctx.phaseTimes != nullptr) {
+    runStart_ = Clock::now();
+    stepStart_.assign(n, 0.0);
+  }
   unsigned idle = 0;
   size_t nodeOpHead = 0;
   while (done_ < n) {
@@ -94,7 +118,10 @@ Status Executor::run(const Plan& plan, const Bindings& bind, const ExecContext& 
       requestStep_.resize(w);
       continue;
     }
-    ++idle;
+    if (++idle == 1 && deadline == Clock::time_point::max()) {
+      start = Clock::now();
+      deadline = start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(ctx.timeoutSeconds));
+    }
     if (ctx.abortFlag != nullptr && ctx.abortFlag->load(std::memory_order_relaxed)) {
       return failPending(plan, bind, ctx,
                          makeStatus(strataInvalidUsage, "the communicator was aborted (strataCommAbort)"));
@@ -115,6 +142,7 @@ Status Executor::run(const Plan& plan, const Bindings& bind, const ExecContext& 
 
 Status Executor::startStep(const Plan& plan, StepId id, const Bindings& bind, const ExecContext& ctx) {
   const Step& s = plan.steps[id];
+  if (ctx.phaseTimes != nullptr) stepStart_[id] = std::chrono::duration<double>(Clock::now() - runStart_).count();
   const size_t elem = dataTypeSize(bind.type);
   switch (s.kind) {
     case StepKind::kSend:
@@ -173,6 +201,7 @@ Status Executor::startStep(const Plan& plan, StepId id, const Bindings& bind, co
 
 Status Executor::runNodeOp(const Plan& plan, StepId id, const Bindings& bind, const ExecContext& ctx) {
   const Step& s = plan.steps[id];
+  if (ctx.phaseTimes != nullptr) stepStart_[id] = std::chrono::duration<double>(Clock::now() - runStart_).count();
   if (ctx.nodeOps == nullptr) {
     return makeStatus(strataInternalError, "%s: no node team to run it", plan.describe(id, bind.type).c_str());
   }
@@ -181,17 +210,18 @@ Status Executor::runNodeOp(const Plan& plan, StepId id, const Bindings& bind, co
   for (int b = 0; b < kNumBufferIds; ++b) call.bases[b] = bind.base(static_cast<BufferId>(b));
   call.type = bind.type;
   call.op = bind.op;
-  call.deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(ctx.timeoutSeconds));
+  call.timeoutSeconds = ctx.timeoutSeconds;
   call.collective = ctx.collective;
   call.seq = ctx.seq;
   call.step = id;
   call.label = s.what;
   call.abortFlag = ctx.abortFlag;
   // While the team gathers, keep this rank's messages moving: a peer may need them to get here.
-  call.progress = [comm = ctx.comm]() {
+  call.progress = [](void* comm) {
     int flag = 0;
-    MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, comm, &flag, MPI_STATUS_IGNORE);
+    MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, *static_cast<const MPI_Comm*>(comm), &flag, MPI_STATUS_IGNORE);
   };
+  call.progressContext = const_cast<MPI_Comm*>(&ctx.comm);
   Status st = ctx.nodeOps->run(call);
   if (!st.ok()) return st.withContext(plan.describe(id, bind.type));
   complete(plan, id);
@@ -200,6 +230,10 @@ Status Executor::runNodeOp(const Plan& plan, StepId id, const Bindings& bind, co
 
 void Executor::complete(const Plan& plan, StepId id) {
   ++done_;
+  if (ctx_ != nullptr && ctx_->phaseTimes != nullptr) {
+    ctx_->phaseTimes->record(plan.steps[id].what, stepStart_[id],
+                             std::chrono::duration<double>(Clock::now() - runStart_).count());
+  }
   for (uint32_t k = plan.succBegin[id]; k < plan.succBegin[id + 1]; ++k) {
     const StepId next = plan.succ[k];
     if (--remaining_[next] == 0) ready_.push_back(next);

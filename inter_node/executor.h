@@ -8,7 +8,9 @@
 
 #include <atomic>
 #include <cstddef>
+#include <chrono>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "kernels/common/status.h"
@@ -40,6 +42,17 @@ struct Bindings {
   }
 };
 
+// Per-phase timings of one run, keyed by the steps' labels ("node-reduce-scatter", "ring",
+// ...): from the first step of a phase starting to its last step completing (strata-perf --phases).
+struct PhaseTimes {
+  struct Phase {
+    std::string label;
+    double start = 0, end = 0;  // seconds since the run began
+  };
+  std::vector<Phase> phases;  // in order of first start
+  void record(const char* label, double start, double end);
+};
+
 struct ExecContext {
   MPI_Comm comm = MPI_COMM_NULL;
   int tagUpperBound = 32767;
@@ -50,6 +63,7 @@ struct ExecContext {
   const std::atomic<bool>* abortFlag = nullptr;
   const char* collective = "";
   unsigned long long seq = 0;
+  PhaseTimes* phaseTimes = nullptr;  // optional instrumentation
 };
 
 // Reusable per-communicator state, so a call allocates nothing once warm.
@@ -71,7 +85,10 @@ class Executor {
   std::vector<MPI_Request> requests_;
   std::vector<StepId> requestStep_;
   std::vector<int> completedIndices_;
+  std::vector<double> stepStart_;  // with phase timing only
   size_t done_ = 0;
+  const ExecContext* ctx_ = nullptr;
+  std::chrono::steady_clock::time_point runStart_;
 };
 
 }  // namespace strata

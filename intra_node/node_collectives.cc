@@ -238,9 +238,9 @@ NodeOpDesc nodeBarrier(const Group& team) {
 namespace strata {
 namespace {
 
-// Rounds of a node op that puts `shared` bytes per member through a 1 MiB slot (the segment grows
-// to that size for large ops).
-double rounds(double shared) { return std::max(1.0, std::ceil(shared / double(1 << 20))); }
+// Rounds of a node op that puts `shared` bytes per member through a 256 KiB slot (the segment
+// grows to that size for large ops).
+double rounds(double shared) { return std::max(1.0, std::ceil(shared / double(256 << 10))); }
 
 }  // namespace
 

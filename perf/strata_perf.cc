@@ -48,6 +48,7 @@ struct Options {
   std::string csv;
   std::string plot;
   int shift = 1;
+  bool phases = false;
 };
 
 int gRank = 0, gSize = 1;
@@ -70,11 +71,12 @@ int gRank = 0, gSize = 1;
         "  --op NAME[,NAME]     allreduce broadcast reduce allgather reducescatter gather scatter alltoall\n"
         "                       scan exscan shift barrier, or all\n"
         "  --impl I[,I]         strata, mpi (the MPI library's own collective); the first is the subject\n"
-        "  --algo NAME|auto|all algorithm of strata's collective; all: one table per algorithm\n"
+        "  --algo A[,A]|all     algorithm(s) of strata's collective (auto: the tuner's choice); all: every one\n"
         "  --mem host           memory space of the buffers\n"
         "  --csv FILE           also write every row as CSV\n"
         "  --plot FILE.png      time against size, one line per implementation and algorithm\n"
         "  --shift S            strataShift's shift (default 1)\n"
+        "  --phases             per-phase medians of strata's plans (node steps, lane steps, ...)\n"
         "Environment: STRATA_RANKS_PER_NODE (virtual nodes), STRATA_DEBUG, STRATA_TOPO_FILE.\n");
   }
   MPI_Finalize();
@@ -157,6 +159,7 @@ Options parseOptions(int argc, char** argv) {
     else if (a == "--csv") o.csv = value();
     else if (a == "--plot") o.plot = value();
     else if (a == "--shift") o.shift = std::atoi(value());
+    else if (a == "--phases") o.phases = true;
     else {
       if (gRank == 0) std::fprintf(stderr, "strata-perf: unknown option '%s'\n", a.c_str());
       usageAndExit(2);
@@ -198,7 +201,51 @@ struct Row {
   double modelUs = -1;
   bool supported = true;
   std::string why;
+  std::vector<std::pair<std::string, double>> phases;  // out of place, median us of the slowest rank
 };
+
+// Median over the iterations of each phase's duration on the slowest rank. Phases are matched by
+// label; ranks that lack a phase (it runs elsewhere) count as 0.
+std::vector<std::pair<std::string, double>> phaseMedians(const std::vector<PhaseTimes>& runs) {
+  std::vector<std::string> labels;
+  for (const PhaseTimes& r : runs) {
+    for (const auto& p : r.phases) {
+      if (std::find(labels.begin(), labels.end(), p.label) == labels.end()) labels.push_back(p.label);
+    }
+  }
+  // Every rank must agree on the label list: take rank 0's, padded with what others add.
+  std::string joined;
+  for (const std::string& l : labels) joined += l + "\n";
+  int len = static_cast<int>(joined.size()), maxLen = 0;
+  MPI_Allreduce(&len, &maxLen, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  std::vector<char> mine(static_cast<size_t>(maxLen) + 1, 0), all(static_cast<size_t>(maxLen + 1) * static_cast<size_t>(gSize));
+  std::memcpy(mine.data(), joined.data(), joined.size());
+  MPI_Allgather(mine.data(), maxLen + 1, MPI_CHAR, all.data(), maxLen + 1, MPI_CHAR, MPI_COMM_WORLD);
+  labels.clear();
+  for (int r = 0; r < gSize; ++r) {
+    std::string text(&all[static_cast<size_t>(r) * static_cast<size_t>(maxLen + 1)]);
+    size_t pos = 0;
+    while (pos < text.size()) {
+      const size_t nl = text.find('\n', pos);
+      const std::string l = text.substr(pos, nl - pos);
+      if (std::find(labels.begin(), labels.end(), l) == labels.end()) labels.push_back(l);
+      pos = nl + 1;
+    }
+  }
+  std::vector<std::pair<std::string, double>> out;
+  for (const std::string& l : labels) {
+    std::vector<double> d(runs.size(), 0.0), slowest(runs.size(), 0.0);
+    for (size_t i = 0; i < runs.size(); ++i) {
+      for (const auto& p : runs[i].phases) {
+        if (p.label == l) d[i] = p.end - p.start;
+      }
+    }
+    MPI_Allreduce(d.data(), slowest.data(), static_cast<int>(d.size()), MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    std::sort(slowest.begin(), slowest.end());
+    out.push_back({l, slowest.empty() ? 0.0 : slowest[slowest.size() / 2] * 1e6});
+  }
+  return out;
+}
 
 double medianOfSlowest(std::vector<double>& local) {
   std::vector<double> slowest(local.size());
@@ -271,6 +318,11 @@ void printRow(const Row& r) {
   if (r.modelUs >= 0) std::printf("  %7.2f", r.modelUs);
   else std::printf("  %7s", "-");
   std::printf("  %s\n", r.algo.c_str());
+  if (!r.phases.empty()) {
+    std::printf("#   phases (us, out of place):");
+    for (const auto& [label, us] : r.phases) std::printf(" %s %.2f;", label.empty() ? "local" : label.c_str(), us);
+    std::printf("\n");
+  }
   std::fflush(stdout);
 }
 
@@ -327,12 +379,24 @@ struct Runner {
       }
       for (int w = 0; w < o.warmup; ++w) call();
       std::vector<double> times(static_cast<size_t>(o.iters));
+      PhaseTimes pt;
+      std::vector<PhaseTimes> phaseRuns;
+      const bool timePhases = o.phases && impl == "strata" && ip == 0;
       for (int it = 0; it < o.iters; ++it) {
         MPI_Barrier(MPI_COMM_WORLD);
+        if (timePhases) {
+          pt.phases.clear();
+          reinterpret_cast<strataComm*>(comm)->phaseTimes = &pt;
+        }
         const double t0 = MPI_Wtime();
         call();
         times[static_cast<size_t>(it)] = MPI_Wtime() - t0;
+        if (timePhases) {
+          reinterpret_cast<strataComm*>(comm)->phaseTimes = nullptr;
+          phaseRuns.push_back(pt);
+        }
       }
+      if (timePhases) row.phases = phaseMedians(phaseRuns);
       const double t = medianOfSlowest(times);
       row.time[ip] = t * 1e6;
       row.algbw[ip] = t > 0 ? static_cast<double>(s.reportedBytes) / t / 1e9 : 0;
@@ -360,18 +424,21 @@ struct Runner {
     return row;
   }
 
-  void run(const std::string& impl, const std::string& algo, const CollectiveDescriptor& d) {
-    strataComm_t comm = nullptr;
-    if (impl == "strata") {
+  // Every implementation and algorithm at one size, then the next size: the ratios compare
+  // measurements taken moments apart, not minutes (machines drift).
+  void run(const std::vector<std::pair<std::string, std::string>>& variants, const CollectiveDescriptor& d) {
+    std::vector<strataComm_t> comms(variants.size(), nullptr);
+    for (size_t v = 0; v < variants.size(); ++v) {
+      const auto& [impl, algo] = variants[v];
+      if (impl != "strata") continue;
       strataConfig_t config = STRATA_CONFIG_INITIALIZER;
       const std::string spec = std::string(d.name) + "=" + algo;
       config.algorithm = algo == "auto" ? nullptr : spec.c_str();
-      if (strataCommInitMpi(&comm, MPI_COMM_WORLD, &config) != strataSuccess) {
+      if (strataCommInitMpi(&comms[v], MPI_COMM_WORLD, &config) != strataSuccess) {
         if (gRank == 0) std::fprintf(stderr, "strata-perf: %s\n", strataGetLastError(nullptr));
         MPI_Abort(MPI_COMM_WORLD, 1);
       }
     }
-    printHeader(impl, algo, d);
     const size_t es = dataTypeSize(o.type);
     const CallShape largest = d.shape(o.maxBytes, es, gSize);
     Buffers buf;
@@ -379,16 +446,25 @@ struct Runner {
         recvStore(std::max<size_t>(1, largest.recvElems * es) + 64);
     buf.send = sendStore.data();
     buf.recv = recvStore.data();
+    std::vector<std::vector<Row>> table(variants.size());
     unsigned seed = 1;
     for (size_t bytes : sweep(o)) {
       const CallShape s = d.shape(bytes, es, gSize);
       if (d.coll != Collective::kBarrier && s.count == 0) continue;  // below one element per rank
-      Row row = measure(impl, algo, d, comm, bytes, buf, seed++);
-      printRow(row);
-      rows.push_back(row);
+      for (size_t v = 0; v < variants.size(); ++v) {
+        table[v].push_back(measure(variants[v].first, variants[v].second, d, comms[v], bytes, buf, seed));
+      }
+      ++seed;
       if (d.coll == Collective::kBarrier) break;
     }
-    if (comm) strataCommDestroy(comm);
+    for (size_t v = 0; v < variants.size(); ++v) {
+      printHeader(variants[v].first, variants[v].second, d);
+      for (const Row& r : table[v]) {
+        printRow(r);
+        rows.push_back(r);
+      }
+      if (comms[v]) strataCommDestroy(comms[v]);
+    }
   }
 };
 
@@ -489,12 +565,14 @@ int mainImpl(int argc, char** argv) {
   Runner runner{o, {}, 0};
   for (const std::string& opName : o.ops) {
     const CollectiveDescriptor& d = *findDescriptor(opName);
+    std::vector<std::pair<std::string, std::string>> variants;
     for (const std::string& impl : o.impls) {
-      std::vector<std::string> algos = {o.algo};
+      std::vector<std::string> algos = splitList(o.algo);
       if (impl == "mpi") algos = {"-"};
       else if (o.algo == "all") algos = algorithmNames(d.coll);
-      for (const std::string& algo : algos) runner.run(impl, algo, d);
+      for (const std::string& algo : algos) variants.push_back({impl, algo});
     }
+    runner.run(variants, d);
   }
   writeCsv(o, runner.rows);
   writePlot(o, runner.rows);

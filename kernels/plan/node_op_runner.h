@@ -5,7 +5,6 @@
 
 #include <atomic>
 #include <chrono>
-#include <functional>
 
 #include "kernels/common/status.h"
 #include "kernels/plan/plan.h"
@@ -17,13 +16,14 @@ struct NodeOpCall {
   char* bases[kNumBufferIds] = {nullptr, nullptr, nullptr};  // the call's send, recv, scratch
   DataType type = strataFloat32;
   RedOp op = strataSum;
-  std::chrono::steady_clock::time_point deadline;
+  double timeoutSeconds = 300;  // every wait's bound, counted from when that wait starts
   const char* collective = "";
   unsigned long long seq = 0;
   StepId step = 0;
   const char* label = "";                 // the step's phase label, for messages
   const std::atomic<bool>* abortFlag = nullptr;
-  std::function<void()> progress;         // called while waiting (drives MPI progress)
+  void (*progress)(void*) = nullptr;      // called while waiting (drives MPI progress)
+  void* progressContext = nullptr;
 
   void* at(const Slice& s) const {
     char* b = bases[static_cast<int>(s.buffer)];

@@ -10,6 +10,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -90,6 +91,9 @@ struct NodeOpDesc {
   std::vector<std::vector<size_t>> writeCounts;   // every member's piece sizes (elements)
   std::vector<std::vector<uint8_t>> writeShared;  // every member's pieces read by another member
   bool fullSync = false;                          // every member waits for every other (barrier)
+  // The runner's precomputed layout for this op (rounds, offsets, whom to wait for), valid for one
+  // element size and slot size; plans are cached, so a repeated call reuses it.
+  mutable std::shared_ptr<void> runnerState;
 };
 
 struct Plan {

@@ -104,6 +104,7 @@ Status runCollective(strataComm* comm, const CollectiveArgs& args, const void* s
   ctx.abortFlag = &comm->aborted;
   ctx.collective = collectiveName(args.coll);
   ctx.seq = seq;
+  ctx.phaseTimes = comm->phaseTimes;
   s = comm->executor.run(plan, bind, ctx);
   if (!s.ok() && (s.code() == strataTimeout || s.code() == strataSystemError || s.code() == strataInternalError ||
                   s.code() == strataRemoteError)) {

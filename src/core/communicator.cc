@@ -1,5 +1,6 @@
 #include "src/core/communicator.h"
 
+#include <atomic>
 #include <cstdlib>
 #include <set>
 
@@ -92,9 +93,10 @@ PlanKey PlanKey::of(const CollectiveArgs& a) {
   k.root = a.root;
   k.shift = a.shift;
   k.count = a.count;
+  if (a.counts.empty() && a.displs.empty() && a.sendCounts.empty() && a.sendDispls.empty()) return k;
   size_t h = 0;
   for (const auto* v : {&a.counts, &a.displs, &a.sendCounts, &a.sendDispls}) {
-    h = h * 1000003u + v->size();
+    h = h * 1000003u + v->size() + 1;
     for (size_t x : *v) h = (h ^ x) * 0x100000001b3ull;
   }
   k.arraysHash = h;
@@ -123,10 +125,22 @@ Status HostScratch::reserve(size_t bytes, void** out) {
   return Status::Ok();
 }
 
+// Destroying a communicator bumps the generation, so a thread's memory of "this handle was live
+// at generation g" stays valid until any communicator is destroyed: the common case (the same
+// communicator, call after call) skips the lock.
+std::atomic<uint64_t> gRegistryGeneration{1};
+thread_local strataComm_t tlsLastLive = nullptr;
+thread_local uint64_t tlsLastGeneration = 0;
+
 bool isLiveComm(strataComm_t comm) {
   if (comm == nullptr) return false;
+  const uint64_t gen = gRegistryGeneration.load(std::memory_order_acquire);
+  if (comm == tlsLastLive && gen == tlsLastGeneration) return true;
   std::lock_guard<std::mutex> lock(registryMutex());
-  return registry().count(comm) != 0;
+  if (registry().count(comm) == 0) return false;
+  tlsLastLive = comm;
+  tlsLastGeneration = gen;
+  return true;
 }
 void registerComm(strataComm_t comm) {
   std::lock_guard<std::mutex> lock(registryMutex());
@@ -135,6 +149,7 @@ void registerComm(strataComm_t comm) {
 void unregisterComm(strataComm_t comm) {
   std::lock_guard<std::mutex> lock(registryMutex());
   registry().erase(comm);
+  gRegistryGeneration.fetch_add(1, std::memory_order_acq_rel);
 }
 
 Status createComm(MPI_Comm mpiComm, const strataConfig_t* userConfig, strataComm_t* out) {

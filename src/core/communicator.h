@@ -87,6 +87,7 @@ struct strataComm {
   std::unique_ptr<strata::NodeTeam> nodeTeam;
   strata::HostScratch hostScratch;
   unsigned long long seq = 0;  // collectives started on this communicator
+  strata::PhaseTimes* phaseTimes = nullptr;  // instrumentation (strata-perf --phases), or null
 
   std::atomic<bool> aborted{false};
   std::atomic<int> inFlight{0};  // API calls running on this communicator (abort waits for them)

@@ -122,7 +122,7 @@ NodeOpCall callFor(const NodeOpDesc& d, float* send, float* recv, double seconds
   c.bases[1] = reinterpret_cast<char*>(recv);
   c.type = strataFloat32;
   c.op = strataSum;
-  c.deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(static_cast<int>(seconds * 1000));
+  c.timeoutSeconds = seconds;
   return c;
 }
 
