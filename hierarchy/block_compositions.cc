@@ -96,13 +96,18 @@ void buildReduceScatterFullLane(PlanBuilder& b, const CollectiveArgs& a, const T
   const int N = t.numNodes();
   const Slice send{BufferId::kSend, 0, n * static_cast<size_t>(t.size)};
   // Member l's share: the node's partial sums of every node's local-rank-l block, in node order.
-  const Slice share = b.scratch(n * static_cast<size_t>(N));
+  // On one node that is the result itself: no lane step, no copy.
+  const Slice share = N == 1 ? Slice{BufferId::kRecv, 0, n} : b.scratch(n * static_cast<size_t>(N));
   std::vector<std::vector<Slice>> blocks;
   for (int l = 0; l < team.size(); ++l) blocks.push_back(laneBlocks(t, send, n, l));
   std::vector<Slice> results;
   for (int k = 0; k < N; ++k) results.push_back(share.sub(static_cast<size_t>(k) * n, n));
   b.label("node-reduce-scatter", 0);
   b.nodeOp(nodeReduceScatterPieces(team, blocks, results));
+  if (N == 1) {
+    if (a.op == strataAvg) b.divide(share);
+    return;
+  }
   NestedCall call(Collective::kReduceScatter, n, 0, false);
   buildLevel(b, a, call, lane, share, Slice{BufferId::kRecv, 0, n}, c.lane, 1);
 }

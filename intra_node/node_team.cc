@@ -9,6 +9,10 @@
 #include <new>
 #include <vector>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include "kernels/plan/group.h"
 
 namespace strata {
@@ -59,14 +63,15 @@ size_t alignUp(size_t x, size_t a) { return (x + a - 1) / a * a; }
 
 size_t controlBytes(int members) { return kHeaderBytes + static_cast<size_t>(members) * sizeof(NodeTeam::Control); }
 
-// Pause iterations before a waiting member starts yielding its core (STRATA_NODE_SPIN).
-uint64_t spinBeforeYield() {
-  static const uint64_t spins = [] {
-    const char* e = std::getenv("STRATA_NODE_SPIN");
-    return e != nullptr ? std::strtoull(e, nullptr, 10) : uint64_t{256};
-  }();
-  return spins;
+}  // namespace
+
+uint64_t defaultSpinIterations(int processesOnHost) {
+  if (const char* e = std::getenv("STRATA_NODE_SPIN"); e != nullptr && *e != '\0') return std::strtoull(e, nullptr, 10);
+  const long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  return cores > 0 && processesOnHost > cores ? 0 : 256;
 }
+
+namespace {
 
 inline void cpuRelax() {
 #if defined(__x86_64__) || defined(__i386__)
@@ -85,13 +90,13 @@ struct Progress {
 
 // `timeout` seconds, counted from the first time the condition is not already met.
 template <typename Done, typename What>
-Status waitUntil(Done done, double timeout, const std::atomic<bool>* abortFlag, const Progress* progress, What what) {
+Status waitUntil(uint64_t spins, Done done, double timeout, const std::atomic<bool>* abortFlag, const Progress* progress, What what) {
   if (done()) return Status::Ok();
   const Clock::time_point deadline =
       Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeout));
   for (uint64_t i = 0;; ++i) {
     if (done()) return Status::Ok();
-    if (i < spinBeforeYield()) {
+    if (i < spins) {
       cpuRelax();
       if ((i & 4095) == 4095 && Clock::now() > deadline) return makeStatus(strataTimeout, "timed out waiting for %s", what().c_str());
       continue;
@@ -111,7 +116,7 @@ Status waitUntil(Done done, double timeout, const std::atomic<bool>* abortFlag, 
 // Copies into and out of the slots. A plain vector loop: glibc's memcpy picks `rep movsb` for these
 // sizes, which ran at a fifth of the speed here when the lines had just been written (or read) by
 // another core (2 GB/s against 10 GB/s on a 2-core EPYC VM, 64 KiB parts).
-void copyShared(void* dst, const void* src, size_t bytes) {
+void copyLines(void* dst, const void* src, size_t bytes) {
   auto* d = static_cast<unsigned char*>(dst);
   const auto* s = static_cast<const unsigned char*>(src);
   size_t i = 0;
@@ -121,6 +126,40 @@ void copyShared(void* dst, const void* src, size_t bytes) {
     std::memcpy(d + i, v, 64);
   }
   if (i < bytes) std::memcpy(d + i, s + i, bytes - i);
+}
+
+// Large pieces may go into the slots with streaming stores. A plain store must first take the line
+// from the core that read it last round; on the 2-core EPYC VM that transfer alone ran at 2.5-4
+// GB/s for minutes at a time (the host moves the VM's cores around), against 11-15 GB/s streamed,
+// while in the machine's good spells plain stores made a 1 MiB allreduce 20% faster (the reader
+// finds the lines in cache). Hence a choice per op, measured (NodeOpLayout); streamed lines never
+// pay off for small pieces (16 KiB: the reader's 4.5 against 12 GB/s).
+constexpr size_t kStreamMinBytes = 64 * 1024;
+
+void copyIntoSlot(void* dst, const void* src, size_t bytes, bool stream) {
+#if defined(__SSE2__)
+  if (stream && bytes >= kStreamMinBytes && reinterpret_cast<uintptr_t>(dst) % 16 == 0) {
+    auto* d = static_cast<__m128i*>(dst);
+    const auto* s = static_cast<const unsigned char*>(src);
+    const size_t lines = bytes / 64;
+    for (size_t k = 0; k < lines; ++k) {
+      const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + 64 * k));
+      const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + 64 * k + 16));
+      const __m128i c = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + 64 * k + 32));
+      const __m128i e = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + 64 * k + 48));
+      _mm_stream_si128(d + 4 * k, a);
+      _mm_stream_si128(d + 4 * k + 1, b);
+      _mm_stream_si128(d + 4 * k + 2, c);
+      _mm_stream_si128(d + 4 * k + 3, e);
+    }
+    if (lines * 64 < bytes) std::memcpy(reinterpret_cast<char*>(dst) + lines * 64, s + lines * 64, bytes - lines * 64);
+    _mm_sfence();  // streaming stores are weakly ordered: drain them before the round is published
+    return;
+  }
+#else
+  (void)stream;
+#endif
+  copyLines(dst, src, bytes);
 }
 
 // Part `c` of `count` elements cut into `C` nearly equal parts.
@@ -199,7 +238,7 @@ Status NodeTeam::barrier(Clock::time_point deadline, const char* what) {
     return Status::Ok();
   }
   const double timeout = std::chrono::duration<double>(deadline - Clock::now()).count();
-  return waitUntil([&] { return h->barrierSense.load(std::memory_order_acquire) == sense; }, timeout, nullptr, nullptr,
+  return waitUntil(options_.spinIterations, [&] { return h->barrierSense.load(std::memory_order_acquire) == sense; }, timeout, nullptr, nullptr,
                    [&] { return strformat("the node barrier (%s): %d members", what, members_); });
 }
 
@@ -211,7 +250,7 @@ Status NodeTeam::ensureSlotBytes(size_t bytes, const NodeOpCall& call) {
   const Progress* progress = &progressFn;
   // Nobody may still be reading the old slots.
   for (int j = 0; j < members_; ++j) {
-    STRATA_CHECK(waitUntil([&] { return ctl[j].consumed.load(std::memory_order_acquire) >= round_; }, call.timeoutSeconds,
+    STRATA_CHECK(waitUntil(options_.spinIterations, [&] { return ctl[j].consumed.load(std::memory_order_acquire) >= round_; }, call.timeoutSeconds,
                            call.abortFlag, progress,
                            [&] { return strformat("node member %d (rank %d) to finish round %llu before the segment grows", j,
                                                   call.desc->members[static_cast<size_t>(j)], static_cast<unsigned long long>(round_)); }));
@@ -228,7 +267,7 @@ Status NodeTeam::ensureSlotBytes(size_t bytes, const NodeOpCall& call) {
     h->dataGeneration.store(gen, std::memory_order_release);
     STRATA_CHECK(s);
   } else {
-    STRATA_CHECK(waitUntil([&] { return h->dataGeneration.load(std::memory_order_acquire) >= gen; }, call.timeoutSeconds,
+    STRATA_CHECK(waitUntil(options_.spinIterations, [&] { return h->dataGeneration.load(std::memory_order_acquire) >= gen; }, call.timeoutSeconds,
                            call.abortFlag, progress, [&] { return std::string("node member 0 to grow the shared segment"); }));
     STRATA_REQUIRE(h->dataSlotBytes.load() == bytes, strataSystemError,
                    "node member 0 could not grow the shared segment to %zu bytes", total);
@@ -241,7 +280,7 @@ Status NodeTeam::ensureSlotBytes(size_t bytes, const NodeOpCall& call) {
   }
   ctl[me_].dataGeneration.store(gen, std::memory_order_release);
   for (int j = 0; j < members_; ++j) {
-    Status s = waitUntil([&] { return ctl[j].dataGeneration.load(std::memory_order_acquire) >= gen; }, call.timeoutSeconds,
+    Status s = waitUntil(options_.spinIterations, [&] { return ctl[j].dataGeneration.load(std::memory_order_acquire) >= gen; }, call.timeoutSeconds,
                          call.abortFlag, progress,
                          [&] { return strformat("node member %d to map the grown shared segment", j); });
     if (!s.ok()) {
@@ -268,6 +307,12 @@ struct NodeOpLayout {
   std::vector<int> readFrom;  // members whose slots I read
   // Single-round ops: offset of every member's shared pieces in its slot.
   std::vector<std::vector<size_t>> offsets;
+  // Large pieces go into the slot with plain or with streaming stores, whichever ran this op faster
+  // lately (copyIntoSlot says why it varies); the other kind is retried now and then.
+  bool largePieces = false;
+  double seconds[2] = {0, 0};  // running average of the whole op per kind (0 plain, 1 streaming)
+  uint32_t tries[2] = {0, 0};
+  uint64_t runs = 0;
 };
 
 namespace {
@@ -338,6 +383,9 @@ Status NodeTeam::run(const NodeOpCall& call) {
     };
     while (!fits(C)) ++C;
     layout->rounds = C;
+    for (size_t i = 0; i < d.writes.size(); ++i) {
+      if (d.writeShared[static_cast<size_t>(me_)][i] && d.writes[i].count * es / C >= kStreamMinBytes) layout->largePieces = true;
+    }
     for (size_t i = 0; i < d.writes.size(); ++i) layout->sharesAnything |= d.writeShared[static_cast<size_t>(me_)][i] != 0;
     std::vector<uint8_t> readsFrom(static_cast<size_t>(n), 0);
     for (const NodeRead& r : d.reads) {
@@ -379,6 +427,15 @@ Status NodeTeam::run(const NodeOpCall& call) {
     }
   }
   const size_t C = layout->rounds;
+  // Plain or streaming stores: two tries of each first, then the faster, the other every 16th run.
+  bool stream = false;
+  Clock::time_point started{};
+  if (layout->largePieces) {
+    const uint64_t r = layout->runs++;
+    if (r < 4) stream = r >= 2;
+    else stream = (layout->seconds[1] < layout->seconds[0]) != (r % 16 == 15);
+    started = Clock::now();
+  }
 
   std::vector<std::vector<size_t>>& partOffset = partOffset_;
   if (partOffset.size() < static_cast<size_t>(n)) partOffset.resize(static_cast<size_t>(n));
@@ -403,7 +460,7 @@ Status NodeTeam::run(const NodeOpCall& call) {
       if (s > 2) {
         for (int j = 0; j < n; ++j) {
           if (j == me_) continue;
-          STRATA_CHECK(waitUntil([&] { return ctl[j].consumed.load(std::memory_order_acquire) + 2 >= s; }, call.timeoutSeconds,
+          STRATA_CHECK(waitUntil(options_.spinIterations, [&] { return ctl[j].consumed.load(std::memory_order_acquire) + 2 >= s; }, call.timeoutSeconds,
                                  call.abortFlag, progress, [&] {
                                    return strformat("%s round %zu of %zu: node member %d (rank %d) to release slot %llu",
                                                     d.what, c + 1, C, j, member(j), static_cast<unsigned long long>(s % 2));
@@ -418,7 +475,7 @@ Status NodeTeam::run(const NodeOpCall& call) {
         if (cnt) {
           const char* from = static_cast<char*>(call.at(d.writes[i])) + off * es;
           if (inl) std::memcpy(mine + offsets[static_cast<size_t>(me_)][i], from, cnt * es);
-          else copyShared(mine + offsets[static_cast<size_t>(me_)][i], from, cnt * es);
+          else copyIntoSlot(mine + offsets[static_cast<size_t>(me_)][i], from, cnt * es, stream);
         }
       }
     }
@@ -433,7 +490,7 @@ Status NodeTeam::run(const NodeOpCall& call) {
     ctl[me_].ready.store(s, std::memory_order_release);
     for (int j : layout->waitFor) {
       const size_t lines = inl ? layout->inlineLinesOf[static_cast<size_t>(j)] : 0;
-      STRATA_CHECK(waitUntil([&] {
+      STRATA_CHECK(waitUntil(options_.spinIterations, [&] {
                                if (!inl) return ctl[j].ready.load(std::memory_order_acquire) >= s;
                                bool all = true;  // poll every line: their transfers overlap
                                for (size_t k = 0; k < lines; ++k) {
@@ -467,7 +524,7 @@ Status NodeTeam::run(const NodeOpCall& call) {
                       : area(static_cast<int>(src.member)) + offsets[src.member][src.index];
       }
       if (srcs.size() == 1) {
-        if (dst != srcs[0]) copyShared(dst, srcs[0], cnt * es);
+        if (dst != srcs[0]) copyLines(dst, srcs[0], cnt * es);
         continue;
       }
       // Left to right in batches the compute backend takes; intermediate sums stay in scratch so an
@@ -494,6 +551,11 @@ Status NodeTeam::run(const NodeOpCall& call) {
     ctl[me_].consumed.store(s, std::memory_order_release);
   }
   round_ += C;
+  if (layout->largePieces) {
+    const double t = std::chrono::duration<double>(Clock::now() - started).count();
+    const int k = stream ? 1 : 0;
+    layout->seconds[k] = layout->tries[k]++ == 0 ? t : 0.75 * layout->seconds[k] + 0.25 * t;
+  }
   return Status::Ok();
 }
 

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "kernels/common/datatype.h"
+#include "perf/calibrate.h"
 #include "perf/collective_descriptors.h"
 #include "perf/png_plot.h"
 #include "perf/reference.h"
@@ -49,6 +50,7 @@ struct Options {
   std::string plot;
   int shift = 1;
   bool phases = false;
+  std::string calibrateFile;  // --calibrate: measure and write the cost parameters first
 };
 
 int gRank = 0, gSize = 1;
@@ -77,6 +79,9 @@ int gRank = 0, gSize = 1;
         "  --plot FILE.png      time against size, one line per implementation and algorithm\n"
         "  --shift S            strataShift's shift (default 1)\n"
         "  --phases             per-phase medians of strata's plans (node steps, lane steps, ...)\n"
+        "  --calibrate FILE     measure alpha/beta/gamma of the node, the lanes and the flat level, write\n"
+        "                       FILE (read by the library through STRATA_TOPO_FILE), then run the\n"
+        "                       benchmark with it; -b/-e of 0 0 skip the benchmark\n"
         "Environment: STRATA_RANKS_PER_NODE (virtual nodes), STRATA_DEBUG, STRATA_TOPO_FILE.\n");
   }
   MPI_Finalize();
@@ -160,6 +165,7 @@ Options parseOptions(int argc, char** argv) {
     else if (a == "--plot") o.plot = value();
     else if (a == "--shift") o.shift = std::atoi(value());
     else if (a == "--phases") o.phases = true;
+    else if (a == "--calibrate") o.calibrateFile = value();
     else {
       if (gRank == 0) std::fprintf(stderr, "strata-perf: unknown option '%s'\n", a.c_str());
       usageAndExit(2);
@@ -331,8 +337,12 @@ struct Runner {
   std::vector<Row> rows;
   long long totalWrong = 0;
 
-  Row measure(const std::string& impl, const std::string& algo, const CollectiveDescriptor& d, strataComm_t comm,
-              size_t bytes, Buffers& buf, unsigned seed) {
+  // Every variant at one size. The timed iterations interleave the variants (A B C A B C ...), so
+  // each ratio compares calls made microseconds apart: this machine's speed drifts by 2x over
+  // seconds, and blocks of one variant after another would measure the drift.
+  std::vector<Row> measureSize(const std::vector<std::pair<std::string, std::string>>& variants,
+                               const CollectiveDescriptor& d, const std::vector<strataComm_t>& comms, size_t bytes,
+                               Buffers& buf, unsigned seed) {
     const size_t es = dataTypeSize(o.type);
     const CallShape s = d.shape(bytes, es, gSize);
     CallArgs a;
@@ -340,71 +350,82 @@ struct Runner {
     a.op = o.op;
     a.root = d.hasRoot ? o.root : 0;
     a.shift = o.shift;
-    Row row;
-    row.impl = impl;
-    row.algo = algo;
-    row.op = d.name;
-    row.bytes = s.reportedBytes;
-    row.count = s.reportedCount;
-    row.type = dataTypeName(o.type);
-    row.redop = d.hasOp ? redOpName(o.op) : "none";
-    row.root = d.hasRoot ? o.root : -1;
-    if (impl == "mpi" && !mpiSupports(d, a, &row.why)) {
-      row.supported = false;
-      return row;
+    const size_t nv = variants.size();
+    std::vector<Row> rows(nv);
+    for (size_t v = 0; v < nv; ++v) {
+      Row& row = rows[v];
+      row.impl = variants[v].first;
+      row.algo = variants[v].second;
+      row.op = d.name;
+      row.bytes = s.reportedBytes;
+      row.count = s.reportedCount;
+      row.type = dataTypeName(o.type);
+      row.redop = d.hasOp ? redOpName(o.op) : "none";
+      row.root = d.hasRoot ? o.root : -1;
+      if (row.impl == "mpi" && !mpiSupports(d, a, &row.why)) row.supported = false;
     }
     for (int ip = 0; ip < 2; ++ip) {
       a.inPlace = ip == 1;
       const void* send = nullptr;
       void* recv = nullptr;
-      callPointers(d, s, a, gRank, es, buf, &send, &recv);
-      auto call = [&]() -> bool {
-        if (impl == "strata") {
-          const strataResult_t rc = runStrata(d, s, a, send, recv, comm, nullptr);
+      auto call = [&](size_t v) -> bool {
+        if (variants[v].first == "strata") {
+          const strataResult_t rc = runStrata(d, s, a, send, recv, comms[v], nullptr);
           if (rc != strataSuccess) {
-            std::fprintf(stderr, "[rank %d] strata %s failed: %s\n", gRank, d.name, strataGetLastError(comm));
+            std::fprintf(stderr, "[rank %d] strata %s failed: %s\n", gRank, d.name, strataGetLastError(comms[v]));
             return false;
           }
           return true;
         }
         return runMpi(d, s, a, send, recv, MPI_COMM_WORLD, gRank, es) == MPI_SUCCESS;
       };
-      long long wrong = 0;
-      if (o.check) {
+      for (size_t v = 0; v < nv; ++v) {
+        if (!rows[v].supported || !o.check) continue;
         prepareCheck(d, s, a, gRank, gSize, seed, buf);
         callPointers(d, s, a, gRank, es, buf, &send, &recv);
-        long long local = call() ? static_cast<long long>(countWrong(d, s, a, gRank, gSize, buf, impl == "mpi"))
-                                 : static_cast<long long>(std::max<size_t>(1, s.recvElems));
-        MPI_Allreduce(&local, &wrong, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+        long long local = call(v) ? static_cast<long long>(countWrong(d, s, a, gRank, gSize, buf, variants[v].first == "mpi"))
+                                  : static_cast<long long>(std::max<size_t>(1, s.recvElems));
+        MPI_Allreduce(&local, &rows[v].wrong[ip], 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+        totalWrong += rows[v].wrong[ip];
       }
-      for (int w = 0; w < o.warmup; ++w) call();
-      std::vector<double> times(static_cast<size_t>(o.iters));
-      PhaseTimes pt;
-      std::vector<PhaseTimes> phaseRuns;
-      const bool timePhases = o.phases && impl == "strata" && ip == 0;
+      callPointers(d, s, a, gRank, es, buf, &send, &recv);
+      for (size_t v = 0; v < nv; ++v) {
+        for (int w = 0; rows[v].supported && w < o.warmup; ++w) call(v);
+      }
+      std::vector<std::vector<double>> times(nv, std::vector<double>(static_cast<size_t>(o.iters)));
+      std::vector<std::vector<PhaseTimes>> phaseRuns(nv);
       for (int it = 0; it < o.iters; ++it) {
-        MPI_Barrier(MPI_COMM_WORLD);
-        if (timePhases) {
-          pt.phases.clear();
-          reinterpret_cast<strataComm*>(comm)->phaseTimes = &pt;
-        }
-        const double t0 = MPI_Wtime();
-        call();
-        times[static_cast<size_t>(it)] = MPI_Wtime() - t0;
-        if (timePhases) {
-          reinterpret_cast<strataComm*>(comm)->phaseTimes = nullptr;
-          phaseRuns.push_back(pt);
+        for (size_t v = 0; v < nv; ++v) {
+          if (!rows[v].supported) continue;
+          const bool timePhases = o.phases && variants[v].first == "strata" && ip == 0;
+          PhaseTimes pt;
+          auto* c = reinterpret_cast<strataComm*>(comms[v]);
+          MPI_Barrier(MPI_COMM_WORLD);
+          if (timePhases) c->phaseTimes = &pt;
+          const double t0 = MPI_Wtime();
+          call(v);
+          times[v][static_cast<size_t>(it)] = MPI_Wtime() - t0;
+          if (timePhases) {
+            c->phaseTimes = nullptr;
+            phaseRuns[v].push_back(std::move(pt));
+          }
         }
       }
-      if (timePhases) row.phases = phaseMedians(phaseRuns);
-      const double t = medianOfSlowest(times);
-      row.time[ip] = t * 1e6;
-      row.algbw[ip] = t > 0 ? static_cast<double>(s.reportedBytes) / t / 1e9 : 0;
-      row.busbw[ip] = row.algbw[ip] * d.busFactor(gSize);
-      row.wrong[ip] = wrong;
-      totalWrong += wrong;
+      for (size_t v = 0; v < nv; ++v) {
+        if (!rows[v].supported) continue;
+        if (!phaseRuns[v].empty()) rows[v].phases = phaseMedians(phaseRuns[v]);
+        const double t = medianOfSlowest(times[v]);
+        rows[v].time[ip] = t * 1e6;
+        rows[v].algbw[ip] = t > 0 ? static_cast<double>(s.reportedBytes) / t / 1e9 : 0;
+        rows[v].busbw[ip] = rows[v].algbw[ip] * d.busFactor(gSize);
+      }
     }
-    if (impl == "strata") {
+    for (size_t v = 0; v < nv; ++v) {
+      Row& row = rows[v];
+      if (row.impl != "strata") {
+        row.algo = "MPI_" + std::string(d.name);
+        continue;
+      }
       CollectiveArgs args;
       args.coll = d.coll;
       args.count = s.count;
@@ -414,14 +435,12 @@ struct Runner {
       args.shift = a.shift;
       args.commSize = gSize;
       const CachedPlan* plan = nullptr;
-      if (planFor(reinterpret_cast<strataComm*>(comm), args, &plan).ok()) {
+      if (planFor(reinterpret_cast<strataComm*>(comms[v]), args, &plan).ok()) {
         row.modelUs = plan->predictedSeconds * 1e6;
         row.algo = plan->plan.algorithm;
       }
-    } else {
-      row.algo = "MPI_" + std::string(d.name);
     }
-    return row;
+    return rows;
   }
 
   // Every implementation and algorithm at one size, then the next size: the ratios compare
@@ -451,9 +470,8 @@ struct Runner {
     for (size_t bytes : sweep(o)) {
       const CallShape s = d.shape(bytes, es, gSize);
       if (d.coll != Collective::kBarrier && s.count == 0) continue;  // below one element per rank
-      for (size_t v = 0; v < variants.size(); ++v) {
-        table[v].push_back(measure(variants[v].first, variants[v].second, d, comms[v], bytes, buf, seed));
-      }
+      std::vector<Row> measured = measureSize(variants, d, comms, bytes, buf, seed);
+      for (size_t v = 0; v < variants.size(); ++v) table[v].push_back(std::move(measured[v]));
       ++seed;
       if (d.coll == Collective::kBarrier) break;
     }
@@ -537,15 +555,19 @@ void printComparison(const Options& o, const std::vector<Row>& rows) {
     const std::string base = o.impls[k];
     std::printf("#\n# %s against %s: medians of the same run (out-of-place / in-place); ratio = %s time / %s time\n",
                 subject.c_str(), base.c_str(), base.c_str(), subject.c_str());
-    std::printf("#  %-13s %-20s %12s  %10s %10s %7s   %10s %10s %7s\n", "op", "algorithm", "size(B)",
+    std::printf("#  %-13s %-20s %12s  %10s %10s %7s   %10s %10s %7s   %10s %7s\n", "op", "algorithm", "size(B)",
                 (subject + "(us)").c_str(), (base + "(us)").c_str(), "ratio", (subject + "(us)").c_str(),
-                (base + "(us)").c_str(), "ratio");
+                (base + "(us)").c_str(), "ratio", "model(us)", "error");
     for (const Row& r : rows) {
       if (r.impl != subject) continue;
       for (const Row& b : rows) {
         if (b.impl != base || b.op != r.op || b.bytes != r.bytes || !b.supported || !r.supported) continue;
-        std::printf("#  %-13s %-20s %12zu  %10.2f %10.2f %6.2fx   %10.2f %10.2f %6.2fx\n", r.op.c_str(), r.algo.c_str(),
-                    r.bytes, r.time[0], b.time[0], b.time[0] / r.time[0], r.time[1], b.time[1], b.time[1] / r.time[1]);
+        // error: the model's prediction against the out-of-place median, (model - time) / time.
+        std::string model = "         -        -";
+        if (r.modelUs >= 0 && r.time[0] > 0) model = strformat("%10.2f %+6.0f%%", r.modelUs, (r.modelUs / r.time[0] - 1) * 100);
+        std::printf("#  %-13s %-20s %12zu  %10.2f %10.2f %6.2fx   %10.2f %10.2f %6.2fx   %s\n", r.op.c_str(), r.algo.c_str(),
+                    r.bytes, r.time[0], b.time[0], b.time[0] / r.time[0], r.time[1], b.time[1], b.time[1] / r.time[1],
+                    model.c_str());
       }
     }
   }
@@ -561,6 +583,12 @@ int mainImpl(int argc, char** argv) {
     }
     printMachine(o, probe);
     strataCommDestroy(probe);
+  }
+  if (!o.calibrateFile.empty()) {
+    if (calibrate(o.calibrateFile, std::max(o.iters, 10), std::max(o.warmup, 2)) != 0) return 1;
+    // Communicators created from here on (the benchmark's) read the new parameters.
+    setenv("STRATA_TOPO_FILE", o.calibrateFile.c_str(), 1);
+    if (o.maxBytes == 0) return 0;
   }
   Runner runner{o, {}, 0};
   for (const std::string& opName : o.ops) {

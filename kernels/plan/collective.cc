@@ -67,4 +67,29 @@ std::string CollectiveArgs::key() const {
   return k;
 }
 
+double rankWorkingSetBytes(const CollectiveArgs& a) {
+  const double es = static_cast<double>(a.elemSize());
+  const double m = static_cast<double>(a.count) * es;
+  const double p = static_cast<double>(a.commSize);
+  auto sum = [&](const std::vector<size_t>& v) {
+    double t = 0;
+    for (size_t x : v) t += static_cast<double>(x);
+    return t * es;
+  };
+  switch (a.coll) {
+    case Collective::kAllGather:
+    case Collective::kGather:
+    case Collective::kScatter:
+    case Collective::kReduceScatter: return m * (p + 1);
+    case Collective::kAllToAll: return 2 * m * p;
+    case Collective::kBarrier: return 0;
+    case Collective::kAllGatherv:
+    case Collective::kGatherv:
+    case Collective::kScatterv:
+    case Collective::kReduceScatterv: return 2 * sum(a.counts);
+    case Collective::kAllToAllv: return sum(a.counts) + sum(a.sendCounts);
+    default: return 2 * m;  // allreduce, broadcast, reduce, scan, exscan, shift
+  }
+}
+
 }  // namespace strata

@@ -55,4 +55,8 @@ struct CollectiveArgs {
   std::string key() const;
 };
 
+// Bytes of one rank's send and receive buffers together (the largest rank's, for rooted and
+// irregular calls): the call's share of the host's memory traffic, for the cost model's cache term.
+double rankWorkingSetBytes(const CollectiveArgs& a);
+
 }  // namespace strata

@@ -55,6 +55,7 @@ Status planFor(strataComm* comm, const CollectiveArgs& args, const CachedPlan** 
   in.costs = &comm->costs;
   in.config = &comm->config;
   in.nodeTeam = comm->nodeTeam != nullptr;
+  in.hostProcesses = comm->hostProcesses;
   Candidate choice;
   STRATA_CHECK(selectAlgorithm(in, &choice));
   auto cached = std::make_unique<CachedPlan>();

@@ -39,6 +39,16 @@ Status discoverTopology(MPI_Comm comm, int rank, int size, Topology* out) {
   return Status::Ok();
 }
 
+// How many of the communicator's processes share this host (the node team's spin policy).
+Status hostProcessCount(MPI_Comm comm, int rank, int* out) {
+  MPI_Comm shared = MPI_COMM_NULL;
+  STRATA_CHECK_MPI(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &shared));
+  const int rc = MPI_Comm_size(shared, out);
+  MPI_Comm_free(&shared);
+  if (rc != MPI_SUCCESS) return mpiError("MPI_Comm_size(host)", rc, STRATA_WHERE);
+  return Status::Ok();
+}
+
 // The node team finds its shared segment over the node's MPI communicator.
 class MpiNodeBootstrap final : public NodeBootstrap {
  public:
@@ -68,6 +78,10 @@ Status setUpNodeTeam(strataComm* c) {
   std::unique_ptr<NodeTeam> team;
   NodeTeamOptions options;
   options.setupTimeoutSeconds = c->config.timeoutSeconds;
+  int onHost = 1;
+  STRATA_CHECK(hostProcessCount(c->comm, c->rank, &onHost));
+  options.spinIterations = defaultSpinIterations(onHost);
+  STRATA_CHECK_MPI(MPI_Allreduce(&onHost, &c->hostProcesses, 1, MPI_INT, MPI_MAX, c->comm));
   Status s = NodeTeam::create(c->topology.nodeSize(c->topology.myNode()), c->topology.myLocalRank(), boot, options, &team);
   int mine = s.ok() ? 1 : 0, all = 0;
   STRATA_CHECK_MPI(MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, c->comm));

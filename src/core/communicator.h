@@ -75,6 +75,7 @@ struct strataComm {
   int rank = 0;
   int size = 1;
   int tagUpperBound = 32767;
+  int hostProcesses = 1;  // the most of this communicator's processes on one host (all ranks agree)
   strata::Topology topology;
   strata::Config config;
   strata::CostParams costs;

@@ -1,20 +1,55 @@
 #include "src/tuning/cost_model.h"
 
+#include <unistd.h>
+
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 namespace strata {
 
 CostParams defaultCostParams() {
-  // Defaults for a shared-memory MPI on one host, measured on a 2-core development machine with
-  // Open MPI 4.1: about 1.5 us per message, 5 GB/s per stream, 4 GB/s reduction of one input.
-  // Calibrate on the target machine with `strata-perf --calibrate`.
+  // Defaults: `strata-perf --calibrate` with 2 ranks on the 2-core EPYC VM the project is developed
+  // on (Open MPI 4.1, shared memory): a message costs about 1 us over MPI and 0.6 us through the
+  // node team; data in cache moves at 4.6 GB/s over MPI and 8.7 GB/s through the node's segment,
+  // data streaming from DRAM at 1.8 and 3.5 GB/s. Calibrate on the target machine.
   CostParams p;
-  p.flat = LinkCost{1.5e-6, 1.0 / 5e9, 1.0 / 4e9};
-  p.node = LinkCost{0.5e-6, 1.0 / 8e9, 1.0 / 4e9};
+  p.flat = LinkCost{1.0e-6, 2.2e-10, 3.8e-11};
+  p.flatMem = MemoryCosts{5.5e-10, 9.1e-11};
+  p.node = LinkCost{0.6e-6, 1.15e-10, 3.4e-11};
+  p.nodeMem = MemoryCosts{2.9e-10, 7.8e-11};
   p.lane = p.flat;
+  p.laneMem = p.flatMem;
+  p.cacheBytes = lastLevelCacheBytes();
   return p;
+}
+
+double lastLevelCacheBytes() {
+  // sysfs first: in a VM the C library may report the whole host's cache (256 MiB where the CPU
+  // sees 32 on the development VM).
+  double best = 0;
+  int bestLevel = 0;
+  for (int index = 0; index < 8; ++index) {
+    const std::string dir = "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(index) + "/";
+    std::ifstream levelFile(dir + "level"), sizeFile(dir + "size");
+    int level = 0;
+    std::string size;
+    if (!(levelFile >> level) || !(sizeFile >> size) || size.empty()) continue;
+    double bytes = std::atof(size.c_str());
+    if (size.back() == 'K') bytes *= 1024;
+    else if (size.back() == 'M') bytes *= 1024 * 1024;
+    if (level > bestLevel) best = bytes, bestLevel = level;
+  }
+  if (best > 0) return best;
+#ifdef _SC_LEVEL3_CACHE_SIZE
+  for (int name : {_SC_LEVEL3_CACHE_SIZE, _SC_LEVEL2_CACHE_SIZE}) {
+    const long v = sysconf(name);
+    if (v > 0) return static_cast<double>(v);
+  }
+#endif
+  return 0;
 }
 
 Status loadCostParams(const std::string& path, CostParams* out) {
@@ -23,6 +58,7 @@ Status loadCostParams(const std::string& path, CostParams* out) {
   CostParams p = defaultCostParams();
   std::string line;
   int lineNo = 0;
+  std::set<std::string> seen;
   while (std::getline(in, line)) {
     ++lineNo;
     if (line.empty() || line[0] == '#') continue;
@@ -32,15 +68,29 @@ Status loadCostParams(const std::string& path, CostParams* out) {
     if (!(fields >> key >> value) || !(value >= 0)) {
       return makeStatus(strataInvalidArgument, "%s:%d: expected 'key value', got '%s'", path.c_str(), lineNo, line.c_str());
     }
+    if (key == "cache_bytes") {
+      p.cacheBytes = value;
+      continue;
+    }
     LinkCost* level = nullptr;
-    if (key.rfind("flat.", 0) == 0) level = &p.flat;
-    else if (key.rfind("node.", 0) == 0) level = &p.node;
-    else if (key.rfind("lane.", 0) == 0) level = &p.lane;
+    MemoryCosts* mem = nullptr;
+    if (key.rfind("flat.", 0) == 0) level = &p.flat, mem = &p.flatMem;
+    else if (key.rfind("node.", 0) == 0) level = &p.node, mem = &p.nodeMem;
+    else if (key.rfind("lane.", 0) == 0) level = &p.lane, mem = &p.laneMem;
     const std::string field = level ? key.substr(5) : key;
+    seen.insert(key);
     if (level && field == "alpha") level->alpha = value;
     else if (level && field == "beta") level->beta = value;
     else if (level && field == "gamma") level->gamma = value;
+    else if (level && field == "beta_mem") mem->betaMem = value;
+    else if (level && field == "gamma_mem") mem->gammaMem = value;
     else return makeStatus(strataInvalidArgument, "%s:%d: unknown key '%s'", path.c_str(), lineNo, key.c_str());
+  }
+  // A file that sets a level's beta (gamma) without its streaming value means the plain model there.
+  for (auto [name, mem] : {std::pair<const char*, MemoryCosts*>{"flat", &p.flatMem}, {"node", &p.nodeMem}, {"lane", &p.laneMem}}) {
+    const std::string level = name;
+    if (seen.count(level + ".beta") && !seen.count(level + ".beta_mem")) mem->betaMem = 0;
+    if (seen.count(level + ".gamma") && !seen.count(level + ".gamma_mem")) mem->gammaMem = 0;
   }
   p.source = path;
   *out = p;
@@ -50,14 +100,17 @@ Status loadCostParams(const std::string& path, CostParams* out) {
 Status saveCostParams(const std::string& path, const CostParams& params) {
   std::FILE* f = std::fopen(path.c_str(), "w");
   STRATA_REQUIRE(f != nullptr, strataSystemError, "cannot write the cost file '%s'", path.c_str());
-  std::fprintf(f, "# Strata cost parameters: alpha (s per message), beta (s per byte), gamma (s per byte reduced)\n");
+  std::fprintf(f, "# Strata cost parameters: alpha (s per message), beta (s per byte), gamma (s per byte reduced);\n"
+                 "# beta_mem and gamma_mem for working sets past cache_bytes (the host's send and receive buffers)\n");
+  std::fprintf(f, "cache_bytes %.0f\n", params.cacheBytes);
   const struct {
     const char* name;
     const LinkCost* c;
-  } levels[] = {{"flat", &params.flat}, {"node", &params.node}, {"lane", &params.lane}};
+    const MemoryCosts* m;
+  } levels[] = {{"flat", &params.flat, &params.flatMem}, {"node", &params.node, &params.nodeMem}, {"lane", &params.lane, &params.laneMem}};
   for (const auto& l : levels) {
-    std::fprintf(f, "%s.alpha %.6e\n%s.beta %.6e\n%s.gamma %.6e\n", l.name, l.c->alpha, l.name, l.c->beta, l.name,
-                 l.c->gamma);
+    std::fprintf(f, "%s.alpha %.6e\n%s.beta %.6e\n%s.gamma %.6e\n%s.beta_mem %.6e\n%s.gamma_mem %.6e\n", l.name, l.c->alpha,
+                 l.name, l.c->beta, l.name, l.c->gamma, l.name, l.m->betaMem, l.name, l.m->gammaMem);
   }
   std::fclose(f);
   return Status::Ok();

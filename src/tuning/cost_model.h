@@ -14,6 +14,8 @@ struct CostParams : LevelCosts {
 };
 
 CostParams defaultCostParams();
+// The last-level cache of the first CPU in bytes (0 when unknown): the cost model's cache term.
+double lastLevelCacheBytes();
 // Reads "key value" lines: flat.alpha, flat.beta, flat.gamma, node.*, lane.* (seconds, s/byte).
 Status loadCostParams(const std::string& path, CostParams* out);
 Status saveCostParams(const std::string& path, const CostParams& params);

@@ -16,6 +16,9 @@ std::vector<Candidate> candidatesFor(const TunerInput& in, std::vector<std::stri
   const CollectiveArgs& args = *in.args;
   const CollectiveArgs global = selectionArgs(args);
   const int p = in.topology->size;
+  // The parameters for this call's working set (agreed on every rank: hostProcesses is the job's
+  // largest host, and the arguments are the rank-independent ones).
+  const LevelCosts costs = in.costs->forWorkingSet(in.hostProcesses * rankWorkingSetBytes(global));
   std::vector<Candidate> out;
   for (const FlatAlgorithm* algo : flatAlgorithmsFor(args.coll)) {
     const std::string why = algo->unsupported(global, p);
@@ -25,11 +28,11 @@ std::vector<Candidate> candidatesFor(const TunerInput& in, std::vector<std::stri
     }
     Candidate c;
     c.name = algo->name;
-    c.predictedSeconds = algo->cost(global, p, in.costs->flat);
+    c.predictedSeconds = algo->cost(global, p, costs.flat);
     c.automatic = algo->notAutomatic == nullptr || algo->notAutomatic(global, p).empty();
     const Group world = Group::world(p, in.topology->rank);
     BuildOptions opt;
-    opt.link = in.costs->flat;
+    opt.link = costs.flat;
     c.build = [algo, args, world, opt](PlanBuilder& b) { algo->build(b, args, world, opt); };
     out.push_back(std::move(c));
   }
@@ -41,9 +44,8 @@ std::vector<Candidate> candidatesFor(const TunerInput& in, std::vector<std::stri
     }
     Candidate c;
     c.name = h->name;
-    c.predictedSeconds = h->cost(global, *in.topology, *in.costs);
+    c.predictedSeconds = h->cost(global, *in.topology, costs);
     const Topology topo = *in.topology;
-    const LevelCosts costs = *in.costs;
     c.build = [h, args, topo, costs](PlanBuilder& b) { h->build(b, args, topo, costs); };
     out.push_back(std::move(c));
   }

@@ -30,6 +30,7 @@ struct TunerInput {
   const CostParams* costs = nullptr;
   const Config* config = nullptr;
   bool nodeTeam = false;  // compositions need the node team's shared memory
+  int hostProcesses = 1;  // the most processes of the communicator on one host (the cache term)
 };
 
 // Every algorithm that can serve the call, with its prediction; `rejected` gets "name: why" for the

@@ -1,5 +1,6 @@
 // Every flat algorithm, verified symbolically for p = 1..64, every root (all of them up to 16
 // ranks, a spread beyond), counts around p, in place and out of place, sum and average.
+#include <ostream>
 #include <gtest/gtest.h>
 
 #include "tests/verifier/plan_factory.h"
@@ -11,6 +12,10 @@ struct Param {
   const FlatAlgorithm* algo;
   int p;
 };
+// gtest prints this in test lists instead of the struct's bytes.
+inline void PrintTo(const Param& x, std::ostream* os) {
+  *os << collectiveName(x.algo->collective) << " " << x.algo->name << " p=" << x.p;
+}
 
 class FlatAlgorithmVerify : public ::testing::TestWithParam<Param> {};
 

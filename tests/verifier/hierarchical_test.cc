@@ -2,6 +2,7 @@
 // per node (Nx1), 2x4, 4x2, 3x3, irregular 3+5 and 4+4+1, and nodes whose ranks are dealt
 // round-robin (not consecutive); every root, counts around the node size, in place or not, sum
 // and average. Node ops are simulated as the executor runs them (one at a time, blocking).
+#include <ostream>
 #include <gtest/gtest.h>
 
 #include "tests/verifier/plan_factory.h"
@@ -14,6 +15,10 @@ struct Param {
   std::string shape;
   int p;
 };
+// gtest prints this in test lists (ctest's skip list included) instead of the struct's bytes.
+inline void PrintTo(const Param& x, std::ostream* os) {
+  *os << collectiveName(x.algo->collective) << " " << x.algo->name << " p=" << x.p << " shape=" << x.shape;
+}
 
 class HierarchicalVerify : public ::testing::TestWithParam<Param> {};
 

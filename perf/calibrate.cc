@@ -1,0 +1,370 @@
+// strata-perf --calibrate FILE: measures the cost parameters of the machine's levels and writes the
+// file the library reads (STRATA_TOPO_FILE).
+//
+// Each level is measured the way the compositions use it, every instance at once: the node level on
+// every node team together (node allgather and node reduce-scatter), the lane level on every lane
+// together (flat ring allgather and ring reduce-scatter between the nodes), the flat level on the
+// whole communicator (the same ring algorithms). The parameters are then fitted to the very cost
+// formulas the tuner evaluates: every formula is linear in (alpha, beta, gamma), so its coefficients
+// come from evaluating it with unit parameters, and (alpha, beta, gamma) >= 0 minimise the squared
+// relative error over all sizes (relative, so that 8 B and 16 MiB weigh alike).
+#include "perf/calibrate.h"
+
+#include <mpi.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <string>
+#include <cstdio>
+#include <vector>
+
+#include "perf/collective_descriptors.h"
+#include "src/core/communicator.h"
+#include "src/tuning/cost_model.h"
+#include "src/tuning/tuner.h"
+
+namespace strata::perf {
+namespace {
+
+struct Sample {
+  std::array<double, 3> coef;  // seconds per unit of alpha, beta, gamma
+  double seconds;              // measured median (slowest rank of the whole job)
+  size_t bytes;
+  double workingSet;  // bytes: the host's processes' send and receive buffers
+  std::string what;
+};
+
+constexpr size_t kLargeBytes = 64 << 10;
+constexpr size_t kMaxBytes = 64 << 20;  // the largest size measured (the larger buffer of a call)
+
+// The forced candidate's prediction with the level's parameters set to `unit` (the other levels 0).
+double predict(strataComm* c, const CollectiveArgs& args, const std::string& algo, Level level, const LinkCost& unit) {
+  CostParams costs;
+  costs.flat = costs.node = costs.lane = LinkCost{0, 0, 0};
+  (level == Level::kNode ? costs.node : level == Level::kLane ? costs.lane : costs.flat) = unit;
+  TunerInput in;
+  in.args = &args;
+  in.topology = &c->topology;
+  in.costs = &costs;
+  in.config = &c->config;
+  in.nodeTeam = c->nodeTeam != nullptr;
+  for (const Candidate& cand : candidatesFor(in, nullptr)) {
+    if (cand.name == algo) return cand.predictedSeconds;
+  }
+  return -1;
+}
+
+// Times `algo` of collective `op` on `comm` (every rank of the job calls this at once, each on its
+// own sub-communicator), medians of the slowest rank of the whole job.
+bool measure(strataComm_t comm, const std::string& op, const std::string& algo, Level level, size_t bytes, int iters,
+             int warmup, std::vector<Sample>* out) {
+  auto* c = reinterpret_cast<strataComm*>(comm);
+  const CollectiveDescriptor& d = *findDescriptor(op);
+  const CallShape s = d.shape(bytes, 4, c->size);
+  const bool skip = s.count == 0;  // still joins the job-wide barriers below
+  // One pair of buffers for every measurement, touched once: fresh allocations each time measured
+  // page faults, and buffers that moved between sizes measured their placement.
+  static std::vector<float> send(kMaxBytes / sizeof(float), 0.5f), recv(kMaxBytes / sizeof(float), 0.0f);
+  if (s.sendElems > send.size() || s.recvElems > recv.size()) return false;
+  CallArgs a;
+  a.type = strataFloat32;
+  a.op = strataSum;
+  bool ok = true;
+  auto call = [&] { ok &= skip || runStrata(d, s, a, send.data(), recv.data(), comm, nullptr) == strataSuccess; };
+  for (int w = 0; w < warmup; ++w) call();
+  std::vector<double> times(static_cast<size_t>(iters));
+  for (int it = 0; it < iters; ++it) {
+    MPI_Barrier(MPI_COMM_WORLD);
+    const double t0 = MPI_Wtime();
+    call();
+    times[static_cast<size_t>(it)] = MPI_Wtime() - t0;
+  }
+  std::vector<double> slowest(times.size());
+  MPI_Allreduce(times.data(), slowest.data(), iters, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  std::sort(slowest.begin(), slowest.end());
+  int allOk = ok ? 1 : 0;
+  MPI_Allreduce(MPI_IN_PLACE, &allOk, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  if (!allOk) return false;
+  if (skip) return true;
+  CollectiveArgs args;
+  args.coll = d.coll;
+  args.count = s.count;
+  args.type = strataFloat32;
+  args.op = strataSum;
+  args.commSize = c->size;
+  Sample smp;
+  smp.seconds = slowest[slowest.size() / 2];
+  smp.bytes = s.reportedBytes;
+  smp.workingSet = c->hostProcesses * rankWorkingSetBytes(args);
+  smp.coef = {predict(c, args, algo, level, {1, 0, 0}), predict(c, args, algo, level, {0, 1, 0}),
+              predict(c, args, algo, level, {0, 0, 1})};
+  smp.what = op + " " + algo + " " + std::to_string(s.reportedBytes) + " B";
+  if (smp.coef[0] < 0) return false;
+  out->push_back(smp);
+  return true;
+}
+
+// The unknowns of a level: alpha, then beta and gamma in cache, then beta and gamma streaming.
+constexpr size_t kUnknowns = 5;
+using Vec = std::array<double, kUnknowns>;
+using Mask = std::array<bool, kUnknowns>;
+
+// A sample's coefficients for the five unknowns: its formula's beta and gamma coefficients split
+// by the share of its working set that fits the cache (the tuner's blend, kernels/plan/cost.h).
+Vec coefficients(const Sample& s, double cacheBytes) {
+  const double f = cachedShare(s.workingSet, cacheBytes);
+  return {s.coef[0], f * s.coef[1], f * s.coef[2], (1 - f) * s.coef[1], (1 - f) * s.coef[2]};
+}
+
+// min sum ((coef . x - t) / t)^2 over x >= 0 in the components of `free` (the others held at
+// `fixed`): normal equations, and a component that comes out negative is held at 0 and the rest
+// fitted again (a plain active set; five unknowns at most).
+Vec fit(const std::vector<Sample>& samples, double cacheBytes, Mask free, const Vec& fixed) {
+  Vec x = fixed;
+  for (size_t attempt = 0; attempt <= kUnknowns; ++attempt) {
+    std::vector<size_t> idx;
+    for (size_t k = 0; k < kUnknowns; ++k) {
+      if (free[k]) idx.push_back(k);
+    }
+    const size_t n = idx.size();
+    x = fixed;
+    if (n == 0) return x;
+    double M[kUnknowns][kUnknowns + 1] = {};
+    size_t used = 0;
+    for (const Sample& s : samples) {
+      const Vec c = coefficients(s, cacheBytes);
+      double rest = s.seconds;  // what the free components must explain
+      for (size_t k = 0; k < kUnknowns; ++k) {
+        if (!free[k]) rest -= c[k] * fixed[k];
+      }
+      const double w = 1.0 / (s.seconds * s.seconds);
+      for (size_t i = 0; i < n; ++i) {
+        for (size_t j = 0; j < n; ++j) M[i][j] += w * c[idx[i]] * c[idx[j]];
+        M[i][n] += w * c[idx[i]] * rest;
+      }
+      ++used;
+    }
+    // Gauss-Jordan with partial pivoting; a column without information is held at 0.
+    size_t dropped = kUnknowns;
+    for (size_t col = 0; col < n && dropped == kUnknowns; ++col) {
+      size_t piv = col;
+      for (size_t r = col + 1; r < n; ++r) {
+        if (std::fabs(M[r][col]) > std::fabs(M[piv][col])) piv = r;
+      }
+      if (std::fabs(M[piv][col]) < 1e-300 || used == 0) {
+        dropped = idx[col];
+        break;
+      }
+      for (size_t k = 0; k <= n; ++k) std::swap(M[col][k], M[piv][k]);
+      for (size_t r = 0; r < n; ++r) {
+        if (r == col) continue;
+        const double f = M[r][col] / M[col][col];
+        for (size_t k = col; k <= n; ++k) M[r][k] -= f * M[col][k];
+      }
+    }
+    if (dropped == kUnknowns) {
+      for (size_t i = 0; i < n; ++i) x[idx[i]] = M[i][n] / M[i][i];
+      size_t worst = kUnknowns;
+      for (size_t k : idx) {
+        if (x[k] < 0 && (worst == kUnknowns || x[k] < x[worst])) worst = k;
+      }
+      if (worst == kUnknowns) return x;
+      dropped = worst;
+    }
+    free[dropped] = false;
+  }
+  return fixed;
+}
+
+struct LevelFit {
+  LinkCost link;
+  MemoryCosts mem;
+};
+
+// The level's parameters: beta and gamma (cached and streaming) from the sizes the compositions
+// are chosen for (64 KiB and up), alpha from the small ones with the others held, twice round.
+LevelFit fitLevel(const std::vector<Sample>& samples, double cacheBytes) {
+  std::vector<Sample> small, large;
+  for (const Sample& s : samples) (s.bytes < kLargeBytes ? small : large).push_back(s);
+  const Mask all = {true, true, true, true, true};
+  Vec x{};
+  if (small.empty() || large.empty()) {
+    x = fit(samples, cacheBytes, all, x);
+  } else {
+    x = fit(large, cacheBytes, all, x);
+    for (int round = 0; round < 2; ++round) {
+      x = fit(small, cacheBytes, {true, false, false, false, false}, x);
+      x = fit(large, cacheBytes, {false, true, true, true, true}, x);
+    }
+  }
+  // A streaming value the samples could not pin down (no working set past the cache) stays "as
+  // cached" (0 in the file).
+  return LevelFit{LinkCost{x[0], x[1], x[2]}, MemoryCosts{x[3], x[4]}};
+}
+
+void report(const char* level, const LevelFit& fitted, double cacheBytes, const std::vector<Sample>& samples) {
+  auto rate = [](double secondsPerByte) { return secondsPerByte > 0 ? 1e-9 / secondsPerByte : 0.0; };
+  std::printf("#   %-5s alpha %7.3f us  beta %6.2f GB/s  gamma %6.2f GB/s  streaming: beta %6.2f GB/s  gamma %6.2f GB/s\n",
+              level, fitted.link.alpha * 1e6, rate(fitted.link.beta), rate(fitted.link.gamma), rate(fitted.mem.betaMem),
+              rate(fitted.mem.gammaMem));
+  for (const Sample& s : samples) {
+    const LinkCost c = forWorkingSet(fitted.link, fitted.mem, s.workingSet, cacheBytes);
+    const double model = s.coef[0] * c.alpha + s.coef[1] * c.beta + s.coef[2] * c.gamma;
+    std::printf("#         %-40s measured %10.2f us  model %10.2f us  (%+.0f%%)\n", s.what.c_str(), s.seconds * 1e6,
+                model * 1e6, (model / s.seconds - 1) * 100);
+  }
+}
+
+}  // namespace
+
+int calibrate(const std::string& path, int iters, int warmup) {
+  int rank = 0, size = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  strataComm_t world = nullptr;
+  if (strataCommInitMpi(&world, MPI_COMM_WORLD, nullptr) != strataSuccess) {
+    if (rank == 0) std::fprintf(stderr, "strata-perf --calibrate: %s\n", strataGetLastError(nullptr));
+    return 1;
+  }
+  const Topology topo = reinterpret_cast<strataComm*>(world)->topology;
+  const int nodes = topo.numNodes();
+  const int local = topo.nodeSize(topo.myNode());
+
+  // Sub-communicators of the levels: one node each (the node team), one rank per node (the lanes),
+  // and the world with one rank per node (flat algorithms only).
+  MPI_Comm nodeMpi = MPI_COMM_NULL, laneMpi = MPI_COMM_NULL;
+  MPI_Comm_split(MPI_COMM_WORLD, topo.myNode(), rank, &nodeMpi);
+  MPI_Comm_split(MPI_COMM_WORLD, topo.myLocalRank(), rank, &laneMpi);
+  int laneSize = 1;
+  MPI_Comm_size(laneMpi, &laneSize);
+  // The measured algorithms are forced: the formulas fitted are theirs.
+  auto init = [&](MPI_Comm mpi, int ranksPerNode, const char* algorithms, strataComm_t* out) {
+    strataConfig_t cfg = STRATA_CONFIG_INITIALIZER;
+    cfg.ranksPerNode = ranksPerNode;
+    cfg.algorithm = algorithms;
+    const bool ok = strataCommInitMpi(out, mpi, &cfg) == strataSuccess;
+    int all = ok ? 1 : 0;
+    MPI_Allreduce(MPI_IN_PLACE, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (!all && rank == 0) std::fprintf(stderr, "strata-perf --calibrate: %s\n", strataGetLastError(nullptr));
+    return all == 1;
+  };
+  strataComm_t nodeComm = nullptr, laneComm = nullptr, flatComm = nullptr;
+  if (!init(nodeMpi, local, "allgather=fulllane,reducescatter=fulllane", &nodeComm) ||
+      !init(laneMpi, 1, "allgather=ring,reducescatter=ring", &laneComm) ||
+      !init(MPI_COMM_WORLD, 1, "allgather=ring,reducescatter=ring", &flatComm)) {
+    return 1;
+  }
+
+  // Sizes: the latency end, and the range the compositions are chosen for. Per call, all ranks.
+  const std::vector<size_t> sizes = {64, 4096, 64 << 10, 512 << 10, 4 << 20, 16 << 20, kMaxBytes};
+  const double cacheBytes = lastLevelCacheBytes();
+  bool ok = true;
+  std::vector<Sample> node, lane, flat;
+  const bool haveNodeTeam = reinterpret_cast<strataComm*>(nodeComm)->nodeTeam != nullptr;
+  int allHaveTeams = haveNodeTeam ? 1 : 0;
+  MPI_Allreduce(MPI_IN_PLACE, &allHaveTeams, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  // Every rank runs every measurement (sub-communicators of one rank time nothing but still join
+  // the job-wide barriers), so the levels are busy all at once.
+  // Three sweeps, each point's result the median of its three: a drift of the machine's speed
+  // during one sweep then moves one of the three, not the fit.
+  for (int sweep = 0; sweep < 3; ++sweep) {
+  for (size_t bytes : sizes) {
+    if (allHaveTeams) {
+      ok &= measure(nodeComm, "allgather", "fulllane", Level::kNode, bytes, iters, warmup, &node);
+      ok &= measure(nodeComm, "reducescatter", "fulllane", Level::kNode, bytes, iters, warmup, &node);
+    }
+    if (nodes > 1) {
+      ok &= measure(laneComm, "allgather", "ring", Level::kFlat, bytes, iters, warmup, &lane);
+      ok &= measure(laneComm, "reducescatter", "ring", Level::kFlat, bytes, iters, warmup, &lane);
+    }
+    ok &= measure(flatComm, "allgather", "ring", Level::kFlat, bytes, iters, warmup, &flat);
+    ok &= measure(flatComm, "reducescatter", "ring", Level::kFlat, bytes, iters, warmup, &flat);
+  }
+  }
+  auto medians = [](std::vector<Sample>& v) {
+    std::vector<Sample> out;
+    for (const Sample& s : v) {
+      if (std::any_of(out.begin(), out.end(), [&](const Sample& o) { return o.what == s.what; })) continue;
+      std::vector<double> t;
+      for (const Sample& o : v) {
+        if (o.what == s.what) t.push_back(o.seconds);
+      }
+      std::sort(t.begin(), t.end());
+      out.push_back(s);
+      out.back().seconds = t[t.size() / 2];
+    }
+    v = std::move(out);
+  };
+  medians(node);
+  medians(lane);
+  medians(flat);
+  // Samples of a one-member node or one-node lane cost nothing in the model: leave them out.
+  auto informative = [](std::vector<Sample>& v) {
+    v.erase(std::remove_if(v.begin(), v.end(), [](const Sample& s) { return s.coef[0] + s.coef[1] + s.coef[2] <= 0; }), v.end());
+  };
+  informative(node);
+  informative(lane);
+  informative(flat);
+
+  CostParams params = defaultCostParams();
+  params.cacheBytes = cacheBytes;
+  LevelFit flatFit{params.flat, {}}, nodeFit{params.node, {}}, laneFit;
+  if (!flat.empty()) flatFit = fitLevel(flat, cacheBytes);
+  if (!node.empty()) nodeFit = fitLevel(node, cacheBytes);
+  laneFit = lane.empty() ? flatFit : fitLevel(lane, cacheBytes);
+  // Rank 0's fit for everyone: the samples are job-wide medians already, but the node and lane
+  // samples of different nodes differ when the nodes' sizes do.
+  std::array<double, 15> agreed = {flatFit.link.alpha, flatFit.link.beta, flatFit.link.gamma, flatFit.mem.betaMem,
+                                   flatFit.mem.gammaMem, nodeFit.link.alpha, nodeFit.link.beta, nodeFit.link.gamma,
+                                   nodeFit.mem.betaMem, nodeFit.mem.gammaMem, laneFit.link.alpha, laneFit.link.beta,
+                                   laneFit.link.gamma, laneFit.mem.betaMem, laneFit.mem.gammaMem};
+  MPI_Bcast(agreed.data(), 15, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+  auto unpack = [&](size_t at, LevelFit* f) {
+    f->link = {agreed[at], agreed[at + 1], agreed[at + 2]};
+    f->mem = {agreed[at + 3], agreed[at + 4]};
+  };
+  unpack(0, &flatFit);
+  unpack(5, &nodeFit);
+  unpack(10, &laneFit);
+  params.flat = flatFit.link;
+  params.flatMem = flatFit.mem;
+  params.node = nodeFit.link;
+  params.nodeMem = nodeFit.mem;
+  params.lane = laneFit.link;
+  params.laneMem = laneFit.mem;
+  int allOk = ok ? 1 : 0;
+  MPI_Allreduce(MPI_IN_PLACE, &allOk, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  int rc = 0;
+  if (rank == 0) {
+    std::printf("# calibration on %d ranks, nodes %s%s (%d iterations per point, medians of the slowest rank)\n", size,
+                topo.shapeText().c_str(), topo.virtualNodes ? " (virtual)" : "", iters);
+    if (!allOk) std::printf("#   some measurements failed: their levels keep the defaults\n");
+    std::printf("#   cache %.0f MiB (the last level's, shared by the host's processes)\n", cacheBytes / (1 << 20));
+    report("flat", flatFit, cacheBytes, flat);
+    if (allHaveTeams) report("node", nodeFit, cacheBytes, node);
+    else std::printf("#   node  no node team: defaults kept\n");
+    if (nodes > 1) report("lane", laneFit, cacheBytes, lane);
+    else std::printf("#   lane  one node: lanes take the flat parameters\n");
+    const Status s = saveCostParams(path, params);
+    if (!s.ok()) {
+      std::fprintf(stderr, "strata-perf --calibrate: %s\n", s.message().c_str());
+      rc = 1;
+    } else {
+      std::printf("# cost parameters written to %s (use: STRATA_TOPO_FILE=%s)\n#\n", path.c_str(), path.c_str());
+    }
+  }
+  MPI_Bcast(&rc, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  strataCommDestroy(nodeComm);
+  strataCommDestroy(laneComm);
+  strataCommDestroy(flatComm);
+  strataCommDestroy(world);
+  MPI_Comm_free(&nodeMpi);
+  MPI_Comm_free(&laneMpi);
+  return rc;
+}
+
+}  // namespace strata::perf
