@@ -25,6 +25,8 @@
 #include "perf/png_plot.h"
 #include "perf/reference.h"
 #include "src/core/collective_runner.h"
+#include "hierarchy/composition.h"
+#include "inter_node/algorithms/algorithm.h"
 #include "src/tuning/tuner.h"
 
 namespace strata::perf {
@@ -51,6 +53,7 @@ struct Options {
   int shift = 1;
   bool phases = false;
   std::string calibrateFile;  // --calibrate: measure and write the cost parameters first
+  bool listAlgorithms = false;  // --algorithms: print every algorithm and its cost formula
 };
 
 int gRank = 0, gSize = 1;
@@ -79,6 +82,7 @@ int gRank = 0, gSize = 1;
         "  --plot FILE.png      time against size, one line per implementation and algorithm\n"
         "  --shift S            strataShift's shift (default 1)\n"
         "  --phases             per-phase medians of strata's plans (node steps, lane steps, ...)\n"
+        "  --algorithms         list every algorithm (flat and hierarchical) with its cost formula\n"
         "  --calibrate FILE     measure alpha/beta/gamma of the node, the lanes and the flat level, write\n"
         "                       FILE (read by the library through STRATA_TOPO_FILE), then run the\n"
         "                       benchmark with it; -b/-e of 0 0 skip the benchmark\n"
@@ -166,6 +170,7 @@ Options parseOptions(int argc, char** argv) {
     else if (a == "--shift") o.shift = std::atoi(value());
     else if (a == "--phases") o.phases = true;
     else if (a == "--calibrate") o.calibrateFile = value();
+    else if (a == "--algorithms") o.listAlgorithms = true;
     else {
       if (gRank == 0) std::fprintf(stderr, "strata-perf: unknown option '%s'\n", a.c_str());
       usageAndExit(2);
@@ -573,8 +578,27 @@ void printComparison(const Options& o, const std::vector<Row>& rows) {
   }
 }
 
+// The algorithms of every collective with their cost formulas (a Markdown table).
+void listAlgorithms() {
+  if (gRank != 0) return;
+  std::printf("| collective | algorithm | level | cost |\n| --- | --- | --- | --- |\n");
+  for (int k = 0; k < kNumCollectives; ++k) {
+    const Collective c = static_cast<Collective>(k);
+    for (const FlatAlgorithm* a : flatAlgorithmsFor(c)) {
+      std::printf("| %s | `%s` | flat | %s |\n", collectiveName(c), a->name, a->formula);
+    }
+    for (const HierAlgorithm* h : hierAlgorithmsFor(c)) {
+      std::printf("| %s | `%s` | hierarchical | %s |\n", collectiveName(c), h->name, h->formula);
+    }
+  }
+}
+
 int mainImpl(int argc, char** argv) {
   const Options o = parseOptions(argc, argv);
+  if (o.listAlgorithms) {
+    listAlgorithms();
+    return 0;
+  }
   {
     strataComm_t probe = nullptr;
     if (strataCommInitMpi(&probe, MPI_COMM_WORLD, nullptr) != strataSuccess) {

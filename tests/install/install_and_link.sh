@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs Strata into a scratch prefix and builds the example applications against it, as an
 # outside user would (CMake package and pkg-config), then runs them on 1 to 8 ranks with real and
-# virtual node shapes. Arguments: BUILD_DIR SOURCE_DIR MPIEXEC [MPIEXEC_EXTRA_FLAGS...]
+# virtual node shapes (every collective, exact results). Arguments: BUILD_DIR SOURCE_DIR MPIEXEC [MPIEXEC_EXTRA_FLAGS...]
 set -euo pipefail
 build=$1 src=$2 mpiexec=$3
 shift 3
@@ -35,9 +35,11 @@ run 2 discover 200
 run 3 1 200
 run 4 2 200
 run 5 3 150
-run 8 4 150
-run 8 3,5 150
-run 8 1 100
+run 8 4 150      # 2x4
+run 8 2 120      # 4x2
+run 8 3,5 150    # irregular 3+5
+run 8 1 100      # 8x1
+run 8 8 120      # 1x8
 unset STRATA_RANKS_PER_NODE
 "$mpiexec" -n 3 "${extra[@]}" "$build/install-test/examples/hello_allreduce"
 echo "== the installed package works"
