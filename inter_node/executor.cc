@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <climits>
+#include <cmath>
 
 #include "inter_node/mpi_check.h"
 
@@ -41,7 +42,8 @@ Status Executor::run(const Plan& plan, const Bindings& bind, const ExecContext& 
   const size_t n = plan.size();
   if (n == 0) return Status::Ok();
   // A plan of one node op (a one-shot allreduce inside a node) needs none of the bookkeeping below.
-  if (n == 1 && plan.steps[0].kind == StepKind::kNodeOp && ctx.phaseTimes == nullptr && ctx.nodeOps != nullptr) {
+  if (n == 1 && plan.steps[0].kind == StepKind::kNodeOp && ctx.phaseTimes == nullptr && ctx.nodeOps != nullptr &&
+      ctx.device == nullptr) {
     ctx_ = &ctx;
     done_ = 0;
     remaining_.assign(1, 0);
@@ -59,6 +61,35 @@ Status Executor::run(const Plan& plan, const Bindings& bind, const ExecContext& 
   for (StepId i = 0; i < n; ++i) {
     remaining_[i] = plan.steps[i].depCount;
     if (remaining_[i] == 0) ready_.push_back(i);
+  }
+
+  stagedSends_.clear();
+  stagedHead_ = 0;
+  gated_.clear();
+  requestChunk_.clear();
+  if (ctx.device != nullptr) {
+    ctx.device->resetMarkers();
+    marker_.assign(n, kNoMarker);
+    markerLane_.assign(n, -1);
+    chunksToCopy_.assign(n, 0);
+    staging_ = nullptr;
+    if (!ctx.deviceAwareMpi) {
+      // Every message gets its own region of the pinned staging for the whole run: no step ever
+      // waits for another's chunk buffers, so staging cannot deadlock whatever the plan's order.
+      stagingAt_.assign(n, 0);
+      size_t total = 0;
+      const size_t elem = dataTypeSize(bind.type);
+      for (StepId i = 0; i < n; ++i) {
+        const Step& st = plan.steps[i];
+        if (st.kind != StepKind::kSend && st.kind != StepKind::kRecv) continue;
+        stagingAt_[i] = total;
+        total += ((st.kind == StepKind::kSend ? st.src.count : st.dst.count) * elem + 4095) & ~size_t{4095};
+      }
+      if (total != 0) {
+        Status s = ctx.device->staging(total, &staging_);
+        if (!s.ok()) return s.withContext(contextText(plan, ctx));
+      }
+    }
   }
 
   // The clock is read only when something has to be waited for (or timed).
@@ -81,7 +112,7 @@ Status Executor::run(const Plan& plan, const Bindings& bind, const ExecContext& 
           pendingNodeOps_.push_back(id);
           continue;
         }
-        Status s = startStep(plan, id, bind, ctx);
+        Status s = ctx.device != nullptr ? startDeviceStep(plan, id, bind, ctx) : startStep(plan, id, bind, ctx);
         if (!s.ok()) return failPending(plan, bind, ctx, s);
         continue;
       }
@@ -89,7 +120,16 @@ Status Executor::run(const Plan& plan, const Bindings& bind, const ExecContext& 
       if (!s.ok()) return failPending(plan, bind, ctx, s);
     }
     if (done_ == n) break;
-    if (requests_.empty()) {
+    if (ctx.device != nullptr) {
+      bool progressed = false;
+      Status s = pollDevice(plan, bind, ctx, &progressed);
+      if (!s.ok()) return failPending(plan, bind, ctx, s);
+      if (progressed) {
+        idle = 0;
+        continue;
+      }
+    }
+    if (requests_.empty() && stagedHead_ == stagedSends_.size() && gated_.empty()) {
       return failPending(plan, bind, ctx,
                          makeStatus(strataInternalError, "plan stalled with %zu of %zu steps done and nothing in flight",
                                     done_, n));
@@ -102,7 +142,13 @@ Status Executor::run(const Plan& plan, const Bindings& bind, const ExecContext& 
     if (outcount > 0 && outcount != MPI_UNDEFINED) {
       idle = 0;
       for (int k = 0; k < outcount; ++k) {
-        const StepId id = requestStep_[static_cast<size_t>(completedIndices_[static_cast<size_t>(k)])];
+        const size_t r = static_cast<size_t>(completedIndices_[static_cast<size_t>(k)]);
+        if (ctx.device != nullptr) {
+          Status s = onRequestDone(plan, r, bind, ctx);
+          if (!s.ok()) return failPending(plan, bind, ctx, s);
+          continue;
+        }
+        const StepId id = requestStep_[r];
         if (--pendingRequests_[id] == 0) complete(plan, id);
       }
       // Drop completed requests (MPI set them to MPI_REQUEST_NULL).
@@ -111,11 +157,13 @@ Status Executor::run(const Plan& plan, const Bindings& bind, const ExecContext& 
         if (requests_[r] != MPI_REQUEST_NULL) {
           requests_[w] = requests_[r];
           requestStep_[w] = requestStep_[r];
+          if (!requestChunk_.empty()) requestChunk_[w] = requestChunk_[r];
           ++w;
         }
       }
       requests_.resize(w);
       requestStep_.resize(w);
+      if (!requestChunk_.empty()) requestChunk_.resize(w);
       continue;
     }
     if (++idle == 1 && deadline == Clock::time_point::max()) {
@@ -128,7 +176,10 @@ Status Executor::run(const Plan& plan, const Bindings& bind, const ExecContext& 
     }
     if ((idle & 15) == 0 && Clock::now() > deadline) {
       // Name the oldest step still waiting: the one the others wait behind.
-      StepId oldest = *std::min_element(requestStep_.begin(), requestStep_.end());
+      StepId oldest = requestStep_.empty() ? kNoStep : *std::min_element(requestStep_.begin(), requestStep_.end());
+      if (stagedHead_ < stagedSends_.size()) oldest = std::min(oldest, stagedSends_[stagedHead_].step);
+      for (StepId g : gated_) oldest = std::min(oldest, g);
+      if (oldest == kNoStep) oldest = 0;
       const double waited = std::chrono::duration<double>(Clock::now() - start).count();
       return failPending(plan, bind, ctx,
                          makeStatus(strataTimeout, "timed out after %.1f s waiting for %s; %zu of %zu steps done", waited,
@@ -138,6 +189,10 @@ Status Executor::run(const Plan& plan, const Bindings& bind, const ExecContext& 
     // (Yielding from the first idle poll was 2x slower for 8 ranks on 2 cores: Open MPI's shared
     // memory transport progresses only while polled.)
     if (idle > 32) sched_yield();
+  }
+  if (ctx.device != nullptr) {
+    Status s = finishDevice(plan, ctx);
+    if (!s.ok()) return s.withContext(contextText(plan, ctx));
   }
   return Status::Ok();
 }
@@ -207,7 +262,15 @@ Status Executor::runNodeOp(const Plan& plan, StepId id, const Bindings& bind, co
   if (ctx.nodeOps == nullptr) {
     return makeStatus(strataInternalError, "%s: no node team to run it", plan.describe(id, bind.type).c_str());
   }
+  if (ctx.device != nullptr) {
+    // The node op blocks until the whole team is in it: first put every message this rank has
+    // started on the wire (a staged send's copy to the host is device-local and finishes by
+    // itself), so no peer waits on one of them while this rank waits in the node op.
+    STRATA_CHECK(flushStagedSends(plan, bind, ctx));
+    STRATA_CHECK(waitForInputs(plan, id, DeviceLane::kCompute));
+  }
   NodeOpCall call;
+  call.device = ctx.device;
   call.desc = &plan.nodeOps[s.nodeOp];
   for (int b = 0; b < kNumBufferIds; ++b) call.bases[b] = bind.base(static_cast<BufferId>(b));
   call.type = bind.type;
@@ -226,6 +289,12 @@ Status Executor::runNodeOp(const Plan& plan, StepId id, const Bindings& bind, co
   call.progressContext = const_cast<MPI_Comm*>(&ctx.comm);
   Status st = ctx.nodeOps->run(call);
   if (!st.ok()) return st.withContext(plan.describe(id, bind.type));
+  if (ctx.device != nullptr) {
+    // Its device work has completed (the team waits for it before each publish); the marker
+    // orders the successors on the other lanes all the same.
+    STRATA_CHECK(ctx.device->record(DeviceLane::kCompute, &marker_[id]));
+    markerLane_[id] = static_cast<int8_t>(DeviceLane::kCompute);
+  }
   complete(plan, id);
   return Status::Ok();
 }
@@ -244,6 +313,9 @@ void Executor::complete(const Plan& plan, StepId id) {
 
 Status Executor::failPending(const Plan& plan, const Bindings& bind, const ExecContext& ctx, Status why) {
   (void)bind;
+  // Device work already enqueued still reads and writes the buffers and the staging: let it drain
+  // (bounded) before the caller reuses them.
+  if (ctx.device != nullptr) (void)finishDevice(plan, ctx);
   // Receives can be cancelled and completed locally; sends cannot be taken back reliably, so their
   // requests are released and the communicator is left in an error state by the caller.
   for (size_t r = 0; r < requests_.size(); ++r) {
@@ -259,6 +331,250 @@ Status Executor::failPending(const Plan& plan, const Bindings& bind, const ExecC
   requests_.clear();
   requestStep_.clear();
   return why.withContext(contextText(plan, ctx));
+}
+
+
+// ---- Device buffers ---------------------------------------------------------------------------
+// Local steps are enqueued on the device's lanes and count as done once enqueued: a successor on
+// another lane waits for the step's marker on the device, a successor on the host (a message)
+// waits until the marker has completed. Messages either pass device pointers to a device-aware
+// MPI once their inputs are complete, or are staged: a send's chunks are copied to pinned memory
+// on the to-host lane and each is sent as soon as its copy completes, a receive's chunks are each
+// copied to the device on the to-device lane as soon as they arrive. Chunks of consecutive
+// messages overlap: the copy of chunk k+1 runs while chunk k is on the wire and while the compute
+// lane reduces what arrived before (002, "Pipelining"; DESIGN.md "MPI and device buffers").
+
+size_t stagingChunkBytes(size_t bytes) {
+  const double c = std::sqrt(static_cast<double>(bytes) * 62500.0);
+  size_t chunk = static_cast<size_t>(c) & ~size_t{4095};
+  return std::clamp(chunk, size_t{64} << 10, size_t{16} << 20);
+}
+
+size_t Executor::chunkBytes(size_t bytes, const ExecContext& ctx) const {
+  const size_t c = ctx.stageChunkBytes != 0 ? ctx.stageChunkBytes : stagingChunkBytes(bytes);
+  return std::min(c, ctx.maxMessageBytes);
+}
+
+Status Executor::waitForInputs(const Plan& plan, StepId id, DeviceLane lane) {
+  const Step& s = plan.steps[id];
+  for (uint32_t k = 0; k < s.depCount; ++k) {
+    const StepId p = plan.deps[s.depBegin + k];
+    if (marker_[p] == kNoMarker || markerLane_[p] == static_cast<int8_t>(lane)) continue;  // lanes are in order
+    STRATA_CHECK(ctx_->device->waitOn(lane, marker_[p]));
+  }
+  return Status::Ok();
+}
+
+Status Executor::inputsDone(const Plan& plan, StepId id, bool* done) {
+  const Step& s = plan.steps[id];
+  *done = true;
+  for (uint32_t k = 0; k < s.depCount; ++k) {
+    const StepId p = plan.deps[s.depBegin + k];
+    if (marker_[p] == kNoMarker) continue;
+    bool finished = false;
+    STRATA_CHECK(ctx_->device->query(marker_[p], &finished));
+    if (!finished) {
+      *done = false;
+      return Status::Ok();
+    }
+    marker_[p] = kNoMarker;  // completed for good: nobody needs to wait for it again
+  }
+  return Status::Ok();
+}
+
+Status Executor::postMessage(const Plan& plan, StepId id, const Bindings& bind, const ExecContext& ctx, char* ptr) {
+  const Step& s = plan.steps[id];
+  const bool isSend = s.kind == StepKind::kSend;
+  const size_t bytes = (isSend ? s.src.count : s.dst.count) * dataTypeSize(bind.type);
+  const size_t pieces = pieceCount(bytes, ctx.maxMessageBytes);
+  const int tag = foldTag(s.tag, ctx.tagUpperBound);
+  for (size_t k = 0; k < pieces; ++k) {
+    const size_t off = k * ctx.maxMessageBytes;
+    const int len = static_cast<int>(std::min(ctx.maxMessageBytes, bytes - std::min(bytes, off)));
+    MPI_Request req = MPI_REQUEST_NULL;
+    const int rc = isSend ? MPI_Isend(ptr + off, len, MPI_BYTE, s.peer, tag, ctx.comm, &req)
+                          : MPI_Irecv(ptr + off, len, MPI_BYTE, s.peer, tag, ctx.comm, &req);
+    if (rc != MPI_SUCCESS) {
+      return mpiError(isSend ? "MPI_Isend" : "MPI_Irecv", rc, STRATA_WHERE).withContext(plan.describe(id, bind.type));
+    }
+    requests_.push_back(req);
+    requestStep_.push_back(id);
+    requestChunk_.push_back(UINT32_MAX);
+    ++pendingRequests_[id];
+  }
+  return Status::Ok();
+}
+
+Status Executor::startDeviceStep(const Plan& plan, StepId id, const Bindings& bind, const ExecContext& ctx) {
+  const Step& s = plan.steps[id];
+  if (ctx.phaseTimes != nullptr) stepStart_[id] = std::chrono::duration<double>(Clock::now() - runStart_).count();
+  const size_t elem = dataTypeSize(bind.type);
+  DeviceRuntime& dev = *ctx.device;
+  auto recordOn = [&](DeviceLane lane) -> Status {
+    STRATA_CHECK(dev.record(lane, &marker_[id]));
+    markerLane_[id] = static_cast<int8_t>(lane);
+    return Status::Ok();
+  };
+  switch (s.kind) {
+    case StepKind::kReduce:
+    case StepKind::kCopy:
+    case StepKind::kDivide: {
+      STRATA_CHECK(waitForInputs(plan, id, DeviceLane::kCompute));
+      ExecContext local = ctx;
+      local.compute = &dev.compute();
+      local.device = nullptr;
+      // The host path's compute cases, run against the device's backend; they complete the step.
+      Status st = startStep(plan, id, bind, local);
+      if (!st.ok()) return st;
+      return recordOn(DeviceLane::kCompute).withContext(plan.describe(id, bind.type));
+    }
+    case StepKind::kSend:
+    case StepKind::kRecv: {
+      const bool isSend = s.kind == StepKind::kSend;
+      char* ptr = static_cast<char*>(bind.at(isSend ? s.src : s.dst));
+      if (ctx.deviceAwareMpi) {
+        bool ready = false;
+        STRATA_CHECK(inputsDone(plan, id, &ready));
+        if (!ready) {
+          gated_.push_back(id);
+          return Status::Ok();
+        }
+        return postMessage(plan, id, bind, ctx, ptr);
+      }
+      const size_t bytes = (isSend ? s.src.count : s.dst.count) * elem;
+      const size_t chunk = chunkBytes(bytes, ctx);
+      const size_t chunks = bytes == 0 ? 1 : (bytes + chunk - 1) / chunk;
+      char* host = staging_ + stagingAt_[id];
+      pendingRequests_[id] = static_cast<uint32_t>(chunks);
+      const int tag = foldTag(s.tag, ctx.tagUpperBound);
+      if (isSend) {
+        STRATA_CHECK(waitForInputs(plan, id, DeviceLane::kToHost));
+        for (size_t c = 0; c < chunks; ++c) {
+          const size_t off = c * chunk, len = std::min(chunk, bytes - std::min(bytes, off));
+          STRATA_CHECK(dev.copyAsync(DeviceLane::kToHost, host + off, ptr + off, len));
+          DeviceMarker m = kNoMarker;
+          STRATA_CHECK(dev.record(DeviceLane::kToHost, &m));
+          stagedSends_.push_back({id, m, host + off, len});
+        }
+        return Status::Ok();
+      }
+      chunksToCopy_[id] = static_cast<uint32_t>(chunks);
+      for (size_t c = 0; c < chunks; ++c) {
+        const size_t off = c * chunk, len = std::min(chunk, bytes - std::min(bytes, off));
+        MPI_Request req = MPI_REQUEST_NULL;
+        const int rc = MPI_Irecv(host + off, static_cast<int>(len), MPI_BYTE, s.peer, tag, ctx.comm, &req);
+        if (rc != MPI_SUCCESS) return mpiError("MPI_Irecv", rc, STRATA_WHERE).withContext(plan.describe(id, bind.type));
+        requests_.push_back(req);
+        requestStep_.push_back(id);
+        requestChunk_.push_back(static_cast<uint32_t>(c));
+      }
+      return Status::Ok();
+    }
+    case StepKind::kNodeOp: return runNodeOp(plan, id, bind, ctx);
+  }
+  return makeStatus(strataInternalError, "step %u has an unknown kind", id);
+}
+
+Status Executor::flushStagedSends(const Plan& plan, const Bindings& bind, const ExecContext& ctx) {
+  const auto start = Clock::now();
+  for (unsigned polls = 0; stagedHead_ < stagedSends_.size() || !gated_.empty(); ++polls) {
+    bool progressed = false;
+    STRATA_CHECK(pollDevice(plan, bind, ctx, &progressed));
+    if (progressed || (polls & 63) != 63) continue;
+    const double waited = std::chrono::duration<double>(Clock::now() - start).count();
+    if (waited > ctx.timeoutSeconds) {
+      return makeStatus(strataTimeout, "timed out after %.1f s waiting for the device to finish the inputs of %s", waited,
+                        plan.describe(stagedHead_ < stagedSends_.size() ? stagedSends_[stagedHead_].step : gated_[0],
+                                      bind.type)
+                            .c_str());
+    }
+    sched_yield();
+  }
+  return Status::Ok();
+}
+
+Status Executor::onRequestDone(const Plan& plan, size_t r, const Bindings& bind, const ExecContext& ctx) {
+  const StepId id = requestStep_[r];
+  const uint32_t chunk = requestChunk_[r];
+  const Step& s = plan.steps[id];
+  if (s.kind == StepKind::kRecv && chunk != UINT32_MAX) {
+    // A staged chunk arrived: copy it to the device behind the step's inputs (its slice may still be
+    // read by earlier steps on other lanes).
+    const size_t bytes = s.dst.count * dataTypeSize(bind.type);
+    const size_t csize = chunkBytes(bytes, ctx);
+    const size_t chunks = bytes == 0 ? 1 : (bytes + csize - 1) / csize;
+    if (chunksToCopy_[id] == chunks) STRATA_CHECK(waitForInputs(plan, id, DeviceLane::kToDevice));
+    const size_t off = static_cast<size_t>(chunk) * csize, len = std::min(csize, bytes - std::min(bytes, off));
+    char* dst = static_cast<char*>(bind.at(s.dst));
+    STRATA_CHECK(ctx.device->copyAsync(DeviceLane::kToDevice, dst + off, staging_ + stagingAt_[id] + off, len));
+    --pendingRequests_[id];
+    if (--chunksToCopy_[id] == 0) {
+      STRATA_CHECK(ctx.device->record(DeviceLane::kToDevice, &marker_[id]));
+      markerLane_[id] = static_cast<int8_t>(DeviceLane::kToDevice);
+      complete(plan, id);
+    }
+    return Status::Ok();
+  }
+  if (--pendingRequests_[id] == 0) complete(plan, id);
+  return Status::Ok();
+}
+
+Status Executor::pollDevice(const Plan& plan, const Bindings& bind, const ExecContext& ctx, bool* progressed) {
+  *progressed = false;
+  // Staged sends whose chunk reached the host, in order (a lane completes in order anyway).
+  while (stagedHead_ < stagedSends_.size()) {
+    const StagedSend& c = stagedSends_[stagedHead_];
+    bool copied = false;
+    STRATA_CHECK(ctx.device->query(c.copied, &copied));
+    if (!copied) break;
+    const Step& s = plan.steps[c.step];
+    MPI_Request req = MPI_REQUEST_NULL;
+    const int rc = MPI_Isend(c.host, static_cast<int>(c.bytes), MPI_BYTE, s.peer, foldTag(s.tag, ctx.tagUpperBound),
+                             ctx.comm, &req);
+    if (rc != MPI_SUCCESS) return mpiError("MPI_Isend", rc, STRATA_WHERE).withContext(plan.describe(c.step, bind.type));
+    requests_.push_back(req);
+    requestStep_.push_back(c.step);
+    requestChunk_.push_back(UINT32_MAX);
+    ++stagedHead_;
+    *progressed = true;
+  }
+  // Device-aware messages whose inputs are now complete on the device.
+  for (size_t g = 0; g < gated_.size();) {
+    bool ready = false;
+    STRATA_CHECK(inputsDone(plan, gated_[g], &ready));
+    if (!ready) {
+      ++g;
+      continue;
+    }
+    const StepId id = gated_[g];
+    gated_.erase(gated_.begin() + static_cast<std::ptrdiff_t>(g));
+    const Step& s = plan.steps[id];
+    STRATA_CHECK(postMessage(plan, id, bind, ctx, static_cast<char*>(bind.at(s.kind == StepKind::kSend ? s.src : s.dst))));
+    *progressed = true;
+  }
+  return Status::Ok();
+}
+
+Status Executor::finishDevice(const Plan& plan, const ExecContext& ctx) {
+  DeviceMarker last[kNumDeviceLanes];
+  for (int l = 0; l < kNumDeviceLanes; ++l) STRATA_CHECK(ctx.device->record(static_cast<DeviceLane>(l), &last[l]));
+  const auto start = Clock::now();
+  for (int l = 0; l < kNumDeviceLanes; ++l) {
+    for (unsigned polls = 0;; ++polls) {
+      bool done = false;
+      STRATA_CHECK(ctx.device->query(last[l], &done));
+      if (done) break;
+      if ((polls & 63) == 63) {
+        const double waited = std::chrono::duration<double>(Clock::now() - start).count();
+        if (waited > ctx.timeoutSeconds) {
+          return makeStatus(strataTimeout, "timed out after %.1f s waiting for the device's %s lane", waited,
+                            deviceLaneName(static_cast<DeviceLane>(l)));
+        }
+        sched_yield();
+      }
+    }
+  }
+  return Status::Ok();
 }
 
 }  // namespace strata

@@ -15,6 +15,7 @@
 
 #include "kernels/common/status.h"
 #include "kernels/compute_backend.h"
+#include "kernels/device_runtime.h"
 #include "kernels/plan/node_op_runner.h"
 #include "kernels/plan/plan.h"
 
@@ -64,7 +65,19 @@ struct ExecContext {
   const char* collective = "";
   unsigned long long seq = 0;
   PhaseTimes* phaseTimes = nullptr;  // optional instrumentation
+  // Device buffers: the bindings are device memory, local steps run on the device's lanes.
+  DeviceRuntime* device = nullptr;
+  bool deviceAwareMpi = false;  // MPI reads and writes device memory; else stage through pinned chunks
+  size_t stageChunkBytes = 0;   // 0: stagingChunkBytes(message size); must agree across ranks
 };
+
+// The chunk size of a staged message of `bytes` bytes: the pipeline device-to-host -> MPI ->
+// host-to-device of k chunks takes about (k + 2) stage times plus k per-chunk overheads o, so
+// T(c) = (m/c + 2)(c*beta + o), least at c = sqrt(m*o / (2*beta)). With o = 10 us (a copy, a marker
+// and a message) and beta = 1/12.5 GB/s (the slower of PCIe staging and the network) that is
+// sqrt(m * 62500) bytes: 256 KiB at 1 MiB, 2 MiB at 64 MiB; rounded to 4 KiB, within [64 KiB, 16 MiB].
+// A function of the size alone, so sender and receiver cut a message into the same chunks.
+size_t stagingChunkBytes(size_t bytes);
 
 // Reusable per-communicator state, so a call allocates nothing once warm.
 class Executor {
@@ -75,6 +88,16 @@ class Executor {
   Status startStep(const Plan& plan, StepId id, const Bindings& bind, const ExecContext& ctx);
   Status runNodeOp(const Plan& plan, StepId id, const Bindings& bind, const ExecContext& ctx);
   void complete(const Plan& plan, StepId id);
+  // Device buffers (ctx.device): local steps on the lanes, messages staged or gated.
+  Status startDeviceStep(const Plan& plan, StepId id, const Bindings& bind, const ExecContext& ctx);
+  Status waitForInputs(const Plan& plan, StepId id, DeviceLane lane);
+  Status inputsDone(const Plan& plan, StepId id, bool* done);
+  Status postMessage(const Plan& plan, StepId id, const Bindings& bind, const ExecContext& ctx, char* ptr);
+  Status pollDevice(const Plan& plan, const Bindings& bind, const ExecContext& ctx, bool* progressed);
+  Status onRequestDone(const Plan& plan, size_t request, const Bindings& bind, const ExecContext& ctx);
+  Status finishDevice(const Plan& plan, const ExecContext& ctx);
+  Status flushStagedSends(const Plan& plan, const Bindings& bind, const ExecContext& ctx);
+  size_t chunkBytes(size_t bytes, const ExecContext& ctx) const;
   Status failPending(const Plan& plan, const Bindings& bind, const ExecContext& ctx, Status why);
 
   std::vector<uint32_t> remaining_;       // unfinished predecessors per step
@@ -86,6 +109,22 @@ class Executor {
   std::vector<StepId> requestStep_;
   std::vector<int> completedIndices_;
   std::vector<double> stepStart_;  // with phase timing only
+  // Device state of a run.
+  std::vector<DeviceMarker> marker_;  // per step: its device work's marker (kNoMarker: none pending)
+  std::vector<int8_t> markerLane_;    // the lane it was recorded on
+  std::vector<size_t> stagingAt_;     // per message step: its region of the pinned staging
+  char* staging_ = nullptr;
+  struct StagedSend {
+    StepId step;
+    DeviceMarker copied;  // the chunk's device-to-host copy
+    char* host;
+    size_t bytes;
+  };
+  std::vector<StagedSend> stagedSends_;  // in posting order; a step's chunks in chunk order
+  size_t stagedHead_ = 0;
+  std::vector<StepId> gated_;             // device-aware MPI steps waiting for their inputs
+  std::vector<uint32_t> requestChunk_;    // per request: the chunk (staged receives)
+  std::vector<uint32_t> chunksToCopy_;    // per staged receive: chunks whose copy is not enqueued
   size_t done_ = 0;
   const ExecContext* ctx_ = nullptr;
   std::chrono::steady_clock::time_point runStart_;

@@ -171,7 +171,37 @@ inline void partOf(size_t count, size_t C, size_t c, size_t* offset, size_t* n) 
 
 }  // namespace
 
-NodeTeam::~NodeTeam() = default;
+NodeTeam::~NodeTeam() {
+  if (releaseDeviceSlots_) releaseDeviceSlots_();
+}
+
+void NodeTeam::attachDeviceSlots(std::vector<char*> bases, size_t slotBytes, std::function<void()> release) {
+  if (releaseDeviceSlots_) releaseDeviceSlots_();
+  deviceSlotBase_ = std::move(bases);
+  deviceSlotBytes_ = slotBytes;
+  releaseDeviceSlots_ = std::move(release);
+}
+
+char* NodeTeam::deviceSlot(int member, uint64_t round) const {
+  return deviceSlotBase_[static_cast<size_t>(member)] + (round % 2) * deviceSlotBytes_;
+}
+
+Status NodeTeam::waitForDevice(const NodeOpCall& call, const std::string& what) {
+  DeviceMarker m = kNoMarker;
+  STRATA_CHECK(call.device->record(DeviceLane::kCompute, &m));
+  const Progress progressFn{call.progress, call.progressContext};
+  Status queried;
+  // The member's own device work only: no other process's kernel is waited for, so ranks
+  // time-slicing one GPU cannot wait on each other inside a kernel.
+  STRATA_CHECK(waitUntil(
+      0, [&] {
+        bool done = false;
+        queried = call.device->query(m, &done);
+        return done || !queried.ok();
+      },
+      call.timeoutSeconds, call.abortFlag, &progressFn, [&] { return what; }));
+  return queried;
+}
 
 Status NodeTeam::create(int members, int me, NodeBootstrap& boot, const NodeTeamOptions& options,
                         std::unique_ptr<NodeTeam>* out) {
@@ -340,8 +370,12 @@ Status NodeTeam::run(const NodeOpCall& call) {
   const Progress progressFn{call.progress, call.progressContext};
   const Progress* progress = &progressFn;
 
+  // Device buffers: the data plane is the device's (copies and reductions on its compute lane, the
+  // slots in device memory shared over CUDA IPC when attached); the control plane stays here.
+  const bool dev = call.device != nullptr;
+  const bool ipc = dev && !deviceSlotBase_.empty();
   auto* layout = static_cast<NodeOpLayout*>(d.runnerState.get());
-  if (layout == nullptr || layout->elemSize != es || layout->slotBytes != slotBytes_) {
+  if (layout == nullptr || layout->elemSize != es || layout->slotBytes != (ipc ? deviceSlotBytes_ : slotBytes_)) {
     STRATA_REQUIRE(n == members_ && d.me == me_, strataInternalError,
                    "%s: node op for %d members (me %d) on a team of %d (me %d)", d.what, n, d.me, members_, me_);
     STRATA_REQUIRE(d.writeCounts.size() == static_cast<size_t>(n) && d.writeShared.size() == static_cast<size_t>(n) &&
@@ -356,7 +390,7 @@ Status NodeTeam::run(const NodeOpCall& call) {
       }
       maxShared = std::max(maxShared, total);
     }
-    if (maxShared > slotBytes_ && slotBytes_ < options_.maxSlotBytes) {
+    if (!ipc && maxShared > slotBytes_ && slotBytes_ < options_.maxSlotBytes) {
       size_t want = slotBytes_;
       while (want < maxShared && want < options_.maxSlotBytes) want *= 2;
       STRATA_CHECK(ensureSlotBytes(std::min(want, options_.maxSlotBytes), call));
@@ -365,9 +399,10 @@ Status NodeTeam::run(const NodeOpCall& call) {
     layout = fresh.get();
     d.runnerState = fresh;
     layout->elemSize = es;
-    layout->slotBytes = slotBytes_;
+    const size_t slotBytes = ipc ? deviceSlotBytes_ : slotBytes_;
+    layout->slotBytes = slotBytes;
     // Rounds: the fewest in which every member's parts fit its slot.
-    size_t C = std::max<size_t>(1, (maxShared + slotBytes_ - 1) / slotBytes_);
+    size_t C = std::max<size_t>(1, (maxShared + slotBytes - 1) / slotBytes);
     auto fits = [&](size_t rounds) {
       for (int j = 0; j < n; ++j) {
         size_t used = 0;
@@ -377,14 +412,16 @@ Status NodeTeam::run(const NodeOpCall& call) {
           partOf(d.writeCounts[static_cast<size_t>(j)][i], rounds, 0, &off, &cnt);  // part 0 is the largest
           used += alignUp(cnt * es, kAlign);
         }
-        if (used > slotBytes_) return false;
+        if (used > slotBytes) return false;
       }
       return true;
     };
     while (!fits(C)) ++C;
     layout->rounds = C;
     for (size_t i = 0; i < d.writes.size(); ++i) {
-      if (d.writeShared[static_cast<size_t>(me_)][i] && d.writes[i].count * es / C >= kStreamMinBytes) layout->largePieces = true;
+      if (!dev && d.writeShared[static_cast<size_t>(me_)][i] && d.writes[i].count * es / C >= kStreamMinBytes) {
+        layout->largePieces = true;
+      }
     }
     for (size_t i = 0; i < d.writes.size(); ++i) layout->sharesAnything |= d.writeShared[static_cast<size_t>(me_)][i] != 0;
     std::vector<uint8_t> readsFrom(static_cast<size_t>(n), 0);
@@ -409,7 +446,7 @@ Status NodeTeam::run(const NodeOpCall& call) {
       for (int j = 0; j < n; ++j) layoutRound(d, j, 1, 0, es, &layout->offsets[static_cast<size_t>(j)]);
       // Inline when every member's pieces, packed, fit its lines (offsets count line data bytes),
       // for teams small enough to stage everyone's lines on the stack.
-      layout->inlined = n <= static_cast<int>(kMaxInlineMembers);
+      layout->inlined = !dev && n <= static_cast<int>(kMaxInlineMembers);
       layout->inlineLinesOf.assign(static_cast<size_t>(n), 1);
       for (int j = 0; j < n && layout->inlined; ++j) {
         size_t pos = 0;
@@ -441,7 +478,7 @@ Status NodeTeam::run(const NodeOpCall& call) {
   if (partOffset.size() < static_cast<size_t>(n)) partOffset.resize(static_cast<size_t>(n));
   const std::vector<std::vector<size_t>>& offsets = C == 1 ? layout->offsets : partOffset;
 
-  ComputeBackend& compute = hostComputeBackend();
+  ComputeBackend& compute = dev ? call.device->compute() : hostComputeBackend();
   std::vector<const void*>& srcs = srcs_;
   std::vector<char>& partial = partial_;  // running sum when a read has more sources than one reduce takes
   for (size_t c = 0; c < C; ++c) {
@@ -454,7 +491,9 @@ Status NodeTeam::run(const NodeOpCall& call) {
     const bool inl = layout->inlined;
     // Inline pieces are staged through these (line data is not contiguous across lines).
     unsigned char staged[kMaxInlineMembers][kInlineBytes];
-    auto area = [&](int j) -> char* { return inl ? reinterpret_cast<char*>(staged[j]) : slot(j, s); };
+    auto area = [&](int j) -> char* {
+      return inl ? reinterpret_cast<char*>(staged[j]) : ipc ? deviceSlot(j, s) : slot(j, s);
+    };
     if (layout->sharesAnything) {
       // The slot was last used in round s - 2: everyone must be done reading it.
       if (s > 2) {
@@ -467,14 +506,15 @@ Status NodeTeam::run(const NodeOpCall& call) {
                                  }));
         }
       }
-      char* mine = inl ? reinterpret_cast<char*>(staged[me_]) : slot(me_, s);
+      char* mine = area(me_);
       for (size_t i = 0; i < d.writes.size(); ++i) {
         if (!d.writeShared[static_cast<size_t>(me_)][i]) continue;
         size_t off, cnt;
         partOf(d.writes[i].count, C, c, &off, &cnt);
         if (cnt) {
           const char* from = static_cast<char*>(call.at(d.writes[i])) + off * es;
-          if (inl) std::memcpy(mine + offsets[static_cast<size_t>(me_)][i], from, cnt * es);
+          if (dev) STRATA_CHECK(compute.copy(mine + offsets[static_cast<size_t>(me_)][i], from, cnt * es));
+          else if (inl) std::memcpy(mine + offsets[static_cast<size_t>(me_)][i], from, cnt * es);
           else copyIntoSlot(mine + offsets[static_cast<size_t>(me_)][i], from, cnt * es, stream);
         }
       }
@@ -486,6 +526,10 @@ Status NodeTeam::run(const NodeOpCall& call) {
         if (layout->sharesAnything) std::memcpy(out.line[k].data, staged[me_] + k * kLineData, kLineData);
         out.line[k].round.store(s, std::memory_order_release);
       }
+    }
+    if (dev && layout->sharesAnything) {
+      STRATA_CHECK(waitForDevice(call, strformat("%s round %zu of %zu: this member's copies into its device slot", d.what,
+                                                 c + 1, C)));
     }
     ctl[me_].ready.store(s, std::memory_order_release);
     for (int j : layout->waitFor) {
@@ -524,9 +568,14 @@ Status NodeTeam::run(const NodeOpCall& call) {
                       : area(static_cast<int>(src.member)) + offsets[src.member][src.index];
       }
       if (srcs.size() == 1) {
-        if (dst != srcs[0]) copyLines(dst, srcs[0], cnt * es);
+        if (dev) STRATA_CHECK(compute.copy(dst, srcs[0], cnt * es));
+        else if (dst != srcs[0]) copyLines(dst, srcs[0], cnt * es);
         continue;
       }
+      // On the device the batches' running sum would have to outlive this loop in device memory.
+      STRATA_REQUIRE(!dev || srcs.size() <= static_cast<size_t>(kMaxReduceInputs), strataInvalidUsage,
+                     "%s: %zu members' pieces in one reduction on device buffers (at most %d)", d.what, srcs.size(),
+                     kMaxReduceInputs);
       // Left to right in batches the compute backend takes; intermediate sums stay in scratch so an
       // output that is also one of my pieces is written last.
       const size_t total = srcs.size();
@@ -547,6 +596,9 @@ Status NodeTeam::run(const NodeOpCall& call) {
                             call.type, call.op);
       }
       if (!st.ok()) return st.withContext(d.what);
+    }
+    if (dev) {
+      STRATA_CHECK(waitForDevice(call, strformat("%s round %zu of %zu: this member's reads of the slots", d.what, c + 1, C)));
     }
     ctl[me_].consumed.store(s, std::memory_order_release);
   }

@@ -20,6 +20,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -68,6 +69,13 @@ class NodeTeam final : public NodeOpRunner {
   // Sense-reversing barrier over the shared control segment, bounded by `deadline`.
   Status barrier(std::chrono::steady_clock::time_point deadline, const char* what);
 
+  // Device buffers over CUDA IPC: every member's two device slots of `slotBytes`, mapped into this
+  // process (index = team member), and what unmaps and frees them when the team goes. Without
+  // them a node op on device buffers uses the host segment's slots: right for the emulated
+  // device, whose memory is host memory.
+  void attachDeviceSlots(std::vector<char*> bases, size_t slotBytes, std::function<void()> release);
+  bool hasDeviceSlots() const { return !deviceSlotBase_.empty(); }
+
   int size() const { return members_; }
   int me() const { return me_; }
   size_t slotBytes() const { return slotBytes_; }
@@ -80,6 +88,9 @@ class NodeTeam final : public NodeOpRunner {
   NodeTeam() = default;
   Status ensureSlotBytes(size_t bytes, const NodeOpCall& call);
   char* slot(int member, uint64_t round) const;
+  char* deviceSlot(int member, uint64_t round) const;
+  // Waits (bounded) until the device work this member enqueued so far has completed.
+  Status waitForDevice(const NodeOpCall& call, const std::string& what);
 
   int members_ = 0;
   int me_ = 0;
@@ -94,6 +105,9 @@ class NodeTeam final : public NodeOpRunner {
   std::vector<std::vector<size_t>> partOffset_;
   std::vector<const void*> srcs_;
   std::vector<char> partial_;
+  std::vector<char*> deviceSlotBase_;
+  size_t deviceSlotBytes_ = 0;
+  std::function<void()> releaseDeviceSlots_;
 };
 
 }  // namespace strata

@@ -21,6 +21,7 @@
 
 #include "kernels/common/datatype.h"
 #include "perf/calibrate.h"
+#include "perf/device_support.h"
 #include "perf/collective_descriptors.h"
 #include "perf/png_plot.h"
 #include "perf/reference.h"
@@ -57,6 +58,8 @@ struct Options {
 };
 
 int gRank = 0, gSize = 1;
+std::string gNcclWhy;      // why NCCL cannot run here ("" when it can)
+double gCopyBandwidth = 0;  // --mem device: the GPU's device-to-device copy bandwidth, GB/s moved
 
 [[noreturn]] void usageAndExit(int code) {
   if (gRank == 0) {
@@ -75,9 +78,12 @@ int gRank = 0, gSize = 1;
         "  -z, --blocking 0|1   wait for completion after each call (host calls always complete)\n"
         "  --op NAME[,NAME]     allreduce broadcast reduce allgather reducescatter gather scatter alltoall\n"
         "                       scan exscan shift barrier, or all\n"
-        "  --impl I[,I]         strata, mpi (the MPI library's own collective); the first is the subject\n"
+        "  --impl I[,I]         strata, mpi (the MPI library's own collective), nccl (--mem device);\n"
+        "                       the first is the subject\n"
         "  --algo A[,A]|all     algorithm(s) of strata's collective (auto: the tuner's choice); all: every one\n"
-        "  --mem host           memory space of the buffers\n"
+        "  --mem host|device    memory space of the buffers (device: calls ordered on a CUDA stream,\n"
+        "                       timed to the stream's completion; mpi then stages whole buffers\n"
+        "                       through the host unless MPI is CUDA-aware)\n"
         "  --csv FILE           also write every row as CSV\n"
         "  --plot FILE.png      time against size, one line per implementation and algorithm\n"
         "  --shift S            strataShift's shift (default 1)\n"
@@ -178,14 +184,20 @@ Options parseOptions(int argc, char** argv) {
   }
   (void)opIsCollective;
   for (const std::string& impl : o.impls) {
-    if (impl != "strata" && impl != "mpi") {
+    if (impl != "strata" && impl != "mpi" && impl != "nccl") {
       if (gRank == 0) std::fprintf(stderr, "strata-perf: --impl %s is not available in this build\n", impl.c_str());
       usageAndExit(2);
     }
   }
-  if (o.mem != "host") {
-    if (gRank == 0) std::fprintf(stderr, "strata-perf: --mem %s is not available in this build\n", o.mem.c_str());
+  if (o.mem != "host" && o.mem != "device") {
+    if (gRank == 0) std::fprintf(stderr, "strata-perf: --mem %s: expected host or device\n", o.mem.c_str());
     usageAndExit(2);
+  }
+  for (const std::string& impl : o.impls) {
+    if (impl == "nccl" && o.mem != "device") {
+      if (gRank == 0) std::fprintf(stderr, "strata-perf: --impl nccl needs --mem device\n");
+      usageAndExit(2);
+    }
   }
   if (o.iters < 1 || o.warmup < 0 || o.minBytes > o.maxBytes || (o.stepBytes == 0 && o.stepFactor <= 1)) usageAndExit(2);
   return o;
@@ -302,8 +314,9 @@ void printMachine(const Options& o, strataComm_t anyComm) {
   std::printf("#\n# Using devices\n");
   for (int r = 0; r < gSize; ++r) {
     const Topology& t = reinterpret_cast<strataComm*>(anyComm)->topology;
-    std::printf("#  Rank %2d Pid %6d on %10s node %d local %d host memory\n", r, pids[static_cast<size_t>(r)],
-                &hosts[static_cast<size_t>(r) * 256], t.nodeOf[static_cast<size_t>(r)], t.localRankOf[static_cast<size_t>(r)]);
+    std::printf("#  Rank %2d Pid %6d on %10s node %d local %d %s memory\n", r, pids[static_cast<size_t>(r)],
+                &hosts[static_cast<size_t>(r) * 256], t.nodeOf[static_cast<size_t>(r)], t.localRankOf[static_cast<size_t>(r)],
+                o.mem.c_str());
   }
 }
 
@@ -347,7 +360,7 @@ struct Runner {
   // seconds, and blocks of one variant after another would measure the drift.
   std::vector<Row> measureSize(const std::vector<std::pair<std::string, std::string>>& variants,
                                const CollectiveDescriptor& d, const std::vector<strataComm_t>& comms, size_t bytes,
-                               Buffers& buf, unsigned seed) {
+                               Buffers& buf, Buffers& dbuf, unsigned seed) {
     const size_t es = dataTypeSize(o.type);
     const CallShape s = d.shape(bytes, es, gSize);
     CallArgs a;
@@ -368,32 +381,65 @@ struct Runner {
       row.redop = d.hasOp ? redOpName(o.op) : "none";
       row.root = d.hasRoot ? o.root : -1;
       if (row.impl == "mpi" && !mpiSupports(d, a, &row.why)) row.supported = false;
+      if (row.impl == "nccl") {
+        if (!gNcclWhy.empty()) {
+          row.supported = false;
+          row.why = gNcclWhy;
+        } else if (!ncclSupports(d, &row.why)) {
+          row.supported = false;
+        }
+      }
     }
     for (int ip = 0; ip < 2; ++ip) {
       a.inPlace = ip == 1;
       const void* send = nullptr;
       void* recv = nullptr;
+      const bool device = o.mem == "device";
       auto call = [&](size_t v) -> bool {
         if (variants[v].first == "strata") {
-          const strataResult_t rc = runStrata(d, s, a, send, recv, comms[v], nullptr);
+          const strataResult_t rc = runStrata(d, s, a, send, recv, comms[v], device ? perfStream() : nullptr);
           if (rc != strataSuccess) {
             std::fprintf(stderr, "[rank %d] strata %s failed: %s\n", gRank, d.name, strataGetLastError(comms[v]));
             return false;
           }
+          if (device) syncStream();  // timed to completion on the stream, as nccl-tests
           return true;
         }
-        return runMpi(d, s, a, send, recv, MPI_COMM_WORLD, gRank, es) == MPI_SUCCESS;
+        if (variants[v].first == "nccl") return runNccl(d, s, a, send, recv) == 0;
+        if (!device) return runMpi(d, s, a, send, recv, MPI_COMM_WORLD, gRank, es) == MPI_SUCCESS;
+        // MPI on device buffers without CUDA-aware MPI: the whole buffers through the host in one go
+        // (device-to-host, MPI, host-to-device), the baseline of the staged pipeline.
+        const void* hs = nullptr;
+        void* hr = nullptr;
+        callPointers(d, s, a, gRank, es, buf, &hs, &hr);
+        copyToHost(const_cast<void*>(hs), send, s.sendElems * es);
+        const int rc = runMpi(d, s, a, hs, hr, MPI_COMM_WORLD, gRank, es);
+        copyToDevice(recv, hr, s.recvElems * es);
+        return rc == MPI_SUCCESS;
+      };
+      auto pointers = [&]() {
+        if (device) callPointers(d, s, a, gRank, es, dbuf, &send, &recv);
+        else callPointers(d, s, a, gRank, es, buf, &send, &recv);
       };
       for (size_t v = 0; v < nv; ++v) {
         if (!rows[v].supported || !o.check) continue;
         prepareCheck(d, s, a, gRank, gSize, seed, buf);
-        callPointers(d, s, a, gRank, es, buf, &send, &recv);
-        long long local = call(v) ? static_cast<long long>(countWrong(d, s, a, gRank, gSize, buf, variants[v].first == "mpi"))
-                                  : static_cast<long long>(std::max<size_t>(1, s.recvElems));
+        pointers();
+        if (device) {
+          copyToDevice(dbuf.send, buf.send, s.sendElems * es);
+          copyToDevice(dbuf.recv, buf.recv, s.recvElems * es);
+        }
+        const bool ran = call(v);
+        if (device) {  // both buffers: in place, a result may live inside the send buffer
+          copyToHost(buf.recv, dbuf.recv, s.recvElems * es);
+          copyToHost(buf.send, dbuf.send, s.sendElems * es);
+        }
+        long long local = ran ? static_cast<long long>(countWrong(d, s, a, gRank, gSize, buf, variants[v].first == "mpi"))
+                              : static_cast<long long>(std::max<size_t>(1, s.recvElems));
         MPI_Allreduce(&local, &rows[v].wrong[ip], 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
         totalWrong += rows[v].wrong[ip];
       }
-      callPointers(d, s, a, gRank, es, buf, &send, &recv);
+      pointers();
       for (size_t v = 0; v < nv; ++v) {
         for (int w = 0; rows[v].supported && w < o.warmup; ++w) call(v);
       }
@@ -439,7 +485,7 @@ struct Runner {
       args.root = a.root;
       args.shift = a.shift;
       args.commSize = gSize;
-      const CachedPlan* plan = nullptr;
+      std::shared_ptr<CachedPlan> plan;
       if (planFor(reinterpret_cast<strataComm*>(comms[v]), args, &plan).ok()) {
         row.modelUs = plan->predictedSeconds * 1e6;
         row.algo = plan->plan.algorithm;
@@ -470,12 +516,17 @@ struct Runner {
         recvStore(std::max<size_t>(1, largest.recvElems * es) + 64);
     buf.send = sendStore.data();
     buf.recv = recvStore.data();
+    Buffers dbuf;  // --mem device: the call's buffers; buf holds the host copies for the check
+    if (o.mem == "device") {
+      dbuf.send = deviceAlloc(sendStore.size());
+      dbuf.recv = deviceAlloc(recvStore.size());
+    }
     std::vector<std::vector<Row>> table(variants.size());
     unsigned seed = 1;
     for (size_t bytes : sweep(o)) {
       const CallShape s = d.shape(bytes, es, gSize);
       if (d.coll != Collective::kBarrier && s.count == 0) continue;  // below one element per rank
-      std::vector<Row> measured = measureSize(variants, d, comms, bytes, buf, seed);
+      std::vector<Row> measured = measureSize(variants, d, comms, bytes, buf, dbuf, seed);
       for (size_t v = 0; v < variants.size(); ++v) table[v].push_back(std::move(measured[v]));
       ++seed;
       if (d.coll == Collective::kBarrier) break;
@@ -488,6 +539,8 @@ struct Runner {
       }
       if (comms[v]) strataCommDestroy(comms[v]);
     }
+    if (dbuf.send != nullptr) deviceFree(dbuf.send);
+    if (dbuf.recv != nullptr) deviceFree(dbuf.recv);
   }
 };
 
@@ -614,6 +667,29 @@ int mainImpl(int argc, char** argv) {
     setenv("STRATA_TOPO_FILE", o.calibrateFile.c_str(), 1);
     if (o.maxBytes == 0) return 0;
   }
+  if (o.mem == "device") {
+    MPI_Comm local = MPI_COMM_NULL;
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &local);
+    int localRank = 0;
+    MPI_Comm_rank(local, &localRank);
+    MPI_Comm_free(&local);
+    const std::string why = selectDevice(localRank);
+    int ok = why.empty() ? 1 : 0, all = 0;
+    MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (!all) {
+      if (gRank == 0) std::fprintf(stderr, "strata-perf: --mem device: %s\n", why.empty() ? "a rank has no device" : why.c_str());
+      return 2;
+    }
+    gCopyBandwidth = deviceCopyBandwidth(std::min<size_t>(std::max<size_t>(o.maxBytes, 1 << 20), size_t{256} << 20));
+    if (gRank == 0) {
+      std::printf("# device: %s; device-to-device cudaMemcpy moves %.1f GB/s (read + write)\n", deviceName().c_str(),
+                  gCopyBandwidth);
+    }
+    if (std::find(o.impls.begin(), o.impls.end(), "nccl") != o.impls.end()) {
+      gNcclWhy = ncclStart();
+      if (gRank == 0) std::printf("# %s: %s\n", ncclVersionText().c_str(), gNcclWhy.empty() ? "running" : gNcclWhy.c_str());
+    }
+  }
   Runner runner{o, {}, 0};
   for (const std::string& opName : o.ops) {
     const CollectiveDescriptor& d = *findDescriptor(opName);
@@ -626,9 +702,21 @@ int mainImpl(int argc, char** argv) {
     }
     runner.run(variants, d);
   }
+  ncclStop();
   writeCsv(o, runner.rows);
   writePlot(o, runner.rows);
   printComparison(o, runner.rows);
+  if (gRank == 0 && o.mem == "device" && gCopyBandwidth > 0) {
+    // Ranks sharing one GPU: an allreduce's kernels must at least read p inputs and write p
+    // outputs of m bytes: 2*p*m bytes through the one GPU's memory.
+    std::printf("#\n# device bound: allreduce lower bound 2*p*m / copy bandwidth (%.1f GB/s), p = %d\n", gCopyBandwidth, gSize);
+    for (const Row& r : runner.rows) {
+      if (r.impl != o.impls[0] || r.op != "allreduce" || !r.supported) continue;
+      const double boundUs = 2.0 * gSize * static_cast<double>(r.bytes) / (gCopyBandwidth * 1e9) * 1e6;
+      std::printf("#  bound %12zu B  %10.2f us  measured %10.2f us  (%.0f%% of the bound's speed)\n", r.bytes, boundUs,
+                  r.time[0], 100.0 * boundUs / r.time[0]);
+    }
+  }
   if (gRank == 0) {
     double sum = 0;
     int n = 0;
@@ -648,7 +736,12 @@ int mainImpl(int argc, char** argv) {
 }  // namespace strata::perf
 
 int main(int argc, char** argv) {
-  MPI_Init(&argc, &argv);
+  // Device buffers run through the library's progress thread, which needs MPI_THREAD_MULTIPLE.
+  bool device = false;
+  for (int i = 1; i + 1 < argc; ++i) device |= std::string(argv[i]) == "--mem" && std::string(argv[i + 1]) == "device";
+  int provided = 0;
+  if (device) MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+  else MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &strata::perf::gRank);
   MPI_Comm_size(MPI_COMM_WORLD, &strata::perf::gSize);
   const int rc = strata::perf::mainImpl(argc, argv);

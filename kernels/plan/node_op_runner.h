@@ -7,6 +7,7 @@
 #include <chrono>
 
 #include "kernels/common/status.h"
+#include "kernels/device_runtime.h"
 #include "kernels/plan/plan.h"
 
 namespace strata {
@@ -24,6 +25,9 @@ struct NodeOpCall {
   const std::atomic<bool>* abortFlag = nullptr;
   void (*progress)(void*) = nullptr;      // called while waiting (drives MPI progress)
   void* progressContext = nullptr;
+  // Device buffers: copies and reductions run on this runtime's compute lane (after the plan's
+  // earlier device work, which the executor orders before them); null for host buffers.
+  DeviceRuntime* device = nullptr;
 
   void* at(const Slice& s) const {
     char* b = bases[static_cast<int>(s.buffer)];

@@ -4,6 +4,7 @@
 
 #include "kernels/common/log.h"
 #include "src/core/collective_runner.h"
+#include "src/core/device_path.h"
 #include "src/core/memory_space.h"
 
 namespace strata::api {
@@ -122,9 +123,10 @@ Status validate(strataComm* comm, CollectiveArgs* a, const void* send, const voi
     return makeStatus(strataInvalidArgument, "sendbuff is %s memory but recvbuff is %s memory (one space per call)",
                       memorySpaceName(sendSpace), memorySpaceName(recvSpace));
   }
-  if ((haveSend && sendSpace == MemorySpace::kDevice) || (haveRecv && recvSpace == MemorySpace::kDevice)) {
-    return makeStatus(strataInvalidUsage, "%s on device buffers is not supported by this build yet", name);
-  }
+  // Device buffers take the device path (src/core/device_path.h); STRATA_DEVICE_EMULATION sends
+  // host buffers down it too.
+  a->device = (haveSend && sendSpace == MemorySpace::kDevice) || (haveRecv && recvSpace == MemorySpace::kDevice) ||
+              deviceEmulation();
   // In place, or disjoint.
   a->inPlace = false;
   if (haveSend && haveRecv) {

@@ -2,6 +2,7 @@
 
 #include "kernels/common/log.h"
 #include "kernels/plan/plan_builder.h"
+#include "src/core/device_path.h"
 #include "src/core/memory_space.h"
 #include "src/tuning/tuner.h"
 
@@ -36,7 +37,7 @@ bool sameArrays(const CollectiveArgs& a, const CollectiveArgs& b) {
 }
 }  // namespace
 
-Status planFor(strataComm* comm, const CollectiveArgs& args, const CachedPlan** out) {
+Status planFor(strataComm* comm, const CollectiveArgs& args, std::shared_ptr<CachedPlan>* out) {
   const PlanKey key = PlanKey::of(args);
   if (comm->lastPlan != nullptr && key == comm->lastKey && (key.arraysHash == 0 || sameArrays(comm->lastPlan->args, args))) {
     *out = comm->lastPlan;
@@ -44,7 +45,7 @@ Status planFor(strataComm* comm, const CollectiveArgs& args, const CachedPlan** 
   }
   auto it = comm->plans.find(key);
   if (it != comm->plans.end() && sameArrays(it->second->args, args)) {
-    *out = it->second.get();
+    *out = it->second;
     comm->lastKey = key;
     comm->lastPlan = *out;
     return Status::Ok();
@@ -54,11 +55,14 @@ Status planFor(strataComm* comm, const CollectiveArgs& args, const CachedPlan** 
   in.topology = &comm->topology;
   in.costs = &comm->costs;
   in.config = &comm->config;
-  in.nodeTeam = comm->nodeTeam != nullptr;
+  // Device buffers use hierarchical plans only when the node team has device slots (CUDA IPC, set
+  // up with the first device call); otherwise STRATA_ALGO naming one is refused by the tuner
+  // instead of being swapped for another.
+  in.nodeTeam = comm->nodeTeam != nullptr && (!args.device || comm->deviceNodeTeam);
   in.hostProcesses = comm->hostProcesses;
   Candidate choice;
   STRATA_CHECK(selectAlgorithm(in, &choice));
-  auto cached = std::make_unique<CachedPlan>();
+  auto cached = std::make_shared<CachedPlan>();
   cached->plan.algorithm = choice.name;
   cached->plan.divisor = comm->size;
   cached->predictedSeconds = choice.predictedSeconds;
@@ -73,7 +77,7 @@ Status planFor(strataComm* comm, const CollectiveArgs& args, const CachedPlan** 
   cached->args = args;
   // A long-running job with ever-changing sizes must not grow the cache without bound.
   if (comm->plans.size() >= 4096) comm->plans.clear();
-  *out = cached.get();
+  *out = cached;
   comm->plans[key] = std::move(cached);
   comm->lastKey = key;
   comm->lastPlan = *out;
@@ -81,9 +85,12 @@ Status planFor(strataComm* comm, const CollectiveArgs& args, const CachedPlan** 
 }
 
 Status runCollective(strataComm* comm, const CollectiveArgs& args, const void* send, void* recv, cudaStream_t stream) {
+  if (args.device) return runDeviceCollective(comm, args, send, recv, stream);
+  // Device collectives queued on this communicator use the same tags: let them finish first.
+  STRATA_CHECK(drainDevicePath(comm));
   const unsigned long long seq = ++comm->seq;
   STRATA_CHECK(synchronizeStream(stream));
-  const CachedPlan* cached = nullptr;
+  std::shared_ptr<CachedPlan> cached;
   Status s = planFor(comm, args, &cached);
   if (!s.ok()) return s.withContext(strformat("%s #%llu", collectiveName(args.coll), seq));
   const Plan& plan = cached->plan;

@@ -11,7 +11,7 @@ namespace strata {
 Status runCollective(strataComm* comm, const CollectiveArgs& args, const void* send, void* recv, cudaStream_t stream);
 
 // The plan this rank would run for `args` (built and cached on first use).
-Status planFor(strataComm* comm, const CollectiveArgs& args, const CachedPlan** out);
+Status planFor(strataComm* comm, const CollectiveArgs& args, std::shared_ptr<CachedPlan>* out);
 
 // In-place calls: alias the smaller buffer into the larger one, as the API's pointers do.
 void applyInPlaceAlias(PlanBuilder& b, const CollectiveArgs& args, int rank);

@@ -1,5 +1,7 @@
 #include "src/core/communicator.h"
 
+#include "src/core/device_path.h"
+
 #include <atomic>
 #include <cstdlib>
 #include <set>
@@ -104,6 +106,7 @@ PlanKey PlanKey::of(const CollectiveArgs& a) {
   k.type = a.type;
   k.op = a.op;
   k.inPlace = a.inPlace;
+  k.device = a.device;
   k.root = a.root;
   k.shift = a.shift;
   k.count = a.count;
@@ -221,6 +224,7 @@ fail:
 }
 
 Status destroyComm(strataComm_t comm) {
+  stopDevicePath(comm);  // queued device work first: it uses the MPI communicators freed below
   unregisterComm(comm);
   comm->nodeTeam.reset();
   freeComms(comm);

@@ -22,6 +22,8 @@
 
 namespace strata {
 
+class DevicePath;
+
 // Page-aligned host memory that grows on demand and is reused across calls.
 class HostScratch {
  public:
@@ -49,12 +51,13 @@ struct PlanKey {
   DataType type = strataFloat32;
   RedOp op = strataSum;
   bool inPlace = false;
+  bool device = false;
   int root = 0;
   int shift = 0;
   size_t count = 0;
   size_t arraysHash = 0;
   bool operator==(const PlanKey& o) const {
-    return coll == o.coll && type == o.type && op == o.op && inPlace == o.inPlace && root == o.root && shift == o.shift &&
+    return coll == o.coll && type == o.type && op == o.op && inPlace == o.inPlace && device == o.device && root == o.root && shift == o.shift &&
            count == o.count && arraysHash == o.arraysHash;
   }
   static PlanKey of(const CollectiveArgs& a);
@@ -80,15 +83,20 @@ struct strataComm {
   strata::Config config;
   strata::CostParams costs;
 
-  std::unordered_map<strata::PlanKey, std::unique_ptr<strata::CachedPlan>, strata::PlanKeyHash> plans;
+  std::unordered_map<strata::PlanKey, std::shared_ptr<strata::CachedPlan>, strata::PlanKeyHash> plans;
   strata::PlanKey lastKey;                          // the last call's plan, checked first
-  const strata::CachedPlan* lastPlan = nullptr;
+  std::shared_ptr<strata::CachedPlan> lastPlan;
   strata::Executor executor;
   // The node team's shared memory; null when it could not be set up (then only flat algorithms run).
   std::unique_ptr<strata::NodeTeam> nodeTeam;
   strata::HostScratch hostScratch;
   unsigned long long seq = 0;  // collectives started on this communicator
   strata::PhaseTimes* phaseTimes = nullptr;  // instrumentation (strata-perf --phases), or null
+  // Collectives on device buffers: lanes, progress thread, stream flags (src/core/device_path.cc).
+  strata::DevicePath* devicePath = nullptr;
+  // The node team can run node ops on device buffers (CUDA IPC slots, or the emulated device's
+  // host slots): hierarchical plans are then candidates for device calls too.
+  bool deviceNodeTeam = false;
 
   std::atomic<bool> aborted{false};
   std::atomic<int> inFlight{0};  // API calls running on this communicator (abort waits for them)

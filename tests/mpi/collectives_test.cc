@@ -262,6 +262,9 @@ struct Param {
   std::string shape;
   bool fullTypes;         // all 10 types, or a representative three
 };
+void PrintTo(const Param& p, std::ostream* os) {
+  *os << collectiveName(p.coll) << " algorithm=" << (p.algorithm.empty() ? "auto" : p.algorithm) << " shape=" << p.shape;
+}
 
 class CollectiveMatrix : public ::testing::TestWithParam<Param> {};
 

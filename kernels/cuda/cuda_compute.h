@@ -1,0 +1,36 @@
+// The CUDA ComputeBackend: reduce, copy and divide steps enqueued as kernels on one stream.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <memory>
+
+#include "kernels/compute_backend.h"
+
+namespace strata {
+
+class CudaComputeBackend final : public ComputeBackend {
+ public:
+  explicit CudaComputeBackend(cudaStream_t stream, double timeoutSeconds = 300.0)
+      : stream_(stream), timeoutSeconds_(timeoutSeconds) {}
+  MemorySpace space() const override { return MemorySpace::kDevice; }
+  Status reduce(void* dst, const void* const* srcs, int n, size_t count, DataType type, RedOp op) override;
+  Status copy(void* dst, const void* src, size_t bytes) override;
+  Status divide(void* data, size_t count, DataType type, int divisor) override;
+  // Waits for the stream, polling an event with the timeout as the bound.
+  Status synchronize() override;
+
+  void setStream(cudaStream_t stream) { stream_ = stream; }
+  cudaStream_t stream() const { return stream_; }
+
+ private:
+  cudaStream_t stream_;
+  double timeoutSeconds_;
+};
+
+// Polls `event` until it completes, the deadline passes (strataTimeout naming `what`), or
+// `abortFlag` is raised. Never blocks inside the CUDA runtime.
+Status waitForEvent(cudaEvent_t event, double timeoutSeconds, const char* what,
+                    const std::atomic<bool>* abortFlag = nullptr);
+
+}  // namespace strata

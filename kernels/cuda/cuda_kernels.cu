@@ -1,0 +1,202 @@
+// Kernel launchers shared by every type family: the dispatch of launchReduce, the copy kernel,
+// the average's divide, the device-side result check, and the grid size.
+#include <cmath>
+#include <mutex>
+#include <vector>
+
+#include "kernels/cuda/cuda_kernels.h"
+#include "kernels/cuda/device_ops.cuh"
+
+namespace strata::cuda {
+namespace {
+
+Status lastLaunchError(const char* kernel) {
+  const cudaError_t rc = cudaGetLastError();
+  STRATA_REQUIRE(rc == cudaSuccess, strataUnhandledCudaError, "launching %s: %s", kernel, cudaGetErrorString(rc));
+  return Status::Ok();
+}
+
+template <typename T>
+__global__ void __launch_bounds__(kThreads) divideKernel(T* data, size_t count, int divisor) {
+  using Tr = DevTraits<T>;
+  using Acc = typename Tr::Acc;
+  const size_t stride = static_cast<size_t>(gridDim.x) * blockDim.x;
+  for (size_t i = static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < count; i += stride) {
+    data[i] = Tr::store(Tr::load(data[i]) / static_cast<Acc>(divisor));
+  }
+}
+
+template <typename T>
+void launchDivideTyped(void* data, size_t count, int divisor, cudaStream_t stream) {
+  divideKernel<T><<<gridFor(count, kThreads), kThreads, 0, stream>>>(static_cast<T*>(data), count, divisor);
+}
+
+template <typename T>
+__device__ __forceinline__ bool differs(T actual, T expected, double tolerance) {
+  using Tr = DevTraits<T>;
+  if constexpr (std::is_integral_v<T>) {
+    return actual != expected;
+  } else {
+    const double a = static_cast<double>(Tr::load(actual));
+    const double e = static_cast<double>(Tr::load(expected));
+    if (isnan(a) || isnan(e)) return !(isnan(a) && isnan(e));
+    if (isinf(a) || isinf(e)) return a != e;
+    return fabs(a - e) > tolerance * fmax(1.0, fabs(e));
+  }
+}
+
+template <typename T>
+__global__ void __launch_bounds__(kThreads) countMismatchesKernel(const T* actual, const T* expected, size_t count,
+                                                                  double tolerance, unsigned long long* out) {
+  unsigned long long mine = 0;
+  const size_t stride = static_cast<size_t>(gridDim.x) * blockDim.x;
+  for (size_t i = static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < count; i += stride) {
+    mine += differs(actual[i], expected[i], tolerance) ? 1 : 0;
+  }
+  const unsigned long long block = blockReduce<unsigned long long, DevSum>(mine);
+  if (threadIdx.x == 0 && block != 0) atomicAdd(out, block);
+}
+
+template <typename T>
+void launchMismatchesTyped(const void* actual, const void* expected, size_t count, double tolerance,
+                           unsigned long long* out, cudaStream_t stream) {
+  countMismatchesKernel<T><<<gridFor(count, kThreads), kThreads, 0, stream>>>(
+      static_cast<const T*>(actual), static_cast<const T*>(expected), count, tolerance, out);
+}
+
+__device__ __forceinline__ unsigned long long globalTimerNs() {
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+
+__global__ void waitFlagKernel(const volatile uint32_t* flag, uint32_t value, unsigned long long timeoutNs,
+                               volatile uint32_t* timedOut) {
+  const unsigned long long start = globalTimerNs();
+  while (static_cast<int32_t>(*flag - value) < 0) {
+    if (globalTimerNs() - start > timeoutNs) {
+      *timedOut = 1;
+      return;
+    }
+    __nanosleep(2000);
+  }
+}
+
+// Calls f.template run<T>() with T the device storage type of `type`.
+template <typename F>
+bool withDeviceType(DataType type, F&& f) {
+  switch (type) {
+    case strataInt8: f.template run<int8_t>(); return true;
+    case strataUint8: f.template run<uint8_t>(); return true;
+    case strataInt32: f.template run<int32_t>(); return true;
+    case strataUint32: f.template run<uint32_t>(); return true;
+    case strataInt64: f.template run<int64_t>(); return true;
+    case strataUint64: f.template run<uint64_t>(); return true;
+    case strataFloat16: f.template run<__half>(); return true;
+    case strataFloat32: f.template run<float>(); return true;
+    case strataFloat64: f.template run<double>(); return true;
+    case strataBfloat16: f.template run<__nv_bfloat16>(); return true;
+    default: return false;
+  }
+}
+
+}  // namespace
+
+unsigned gridFor(size_t work, unsigned threads) {
+  // Multiprocessor counts per device, read once. Blocks per multiprocessor: 2048 resident threads
+  // on sm_80/sm_90, so four blocks of 512 keep every multiprocessor full.
+  static std::mutex mutex;
+  static std::vector<int> smCount;
+  int device = 0;
+  cudaGetDevice(&device);
+  int sms = 0;
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (static_cast<size_t>(device) >= smCount.size()) smCount.resize(static_cast<size_t>(device) + 1, 0);
+    if (smCount[static_cast<size_t>(device)] == 0) {
+      int n = 0;
+      if (cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, device) != cudaSuccess || n <= 0) n = 1;
+      smCount[static_cast<size_t>(device)] = n;
+    }
+    sms = smCount[static_cast<size_t>(device)];
+  }
+  const size_t maxBlocks = static_cast<size_t>(sms) * (2048 / threads);
+  const size_t needed = (work + threads - 1) / threads;
+  const size_t blocks = needed < maxBlocks ? needed : maxBlocks;
+  return static_cast<unsigned>(blocks == 0 ? 1 : blocks);
+}
+
+Status launchReduce(void* dst0, void* dst1, const void* const* srcs, int n, size_t count, DataType type, RedOp op,
+                    int divisor, cudaStream_t stream) {
+  STRATA_REQUIRE(n >= 1 && n <= kMaxInputs, strataInternalError, "device reduce: %d inputs (expected 1..%d)", n,
+                 kMaxInputs);
+  STRATA_REQUIRE(isValidRedOp(op), strataInternalError, "device reduce: invalid op %d", static_cast<int>(op));
+  if (count == 0) return Status::Ok();
+  ReduceArgs a;
+  for (int k = 0; k < n; ++k) a.srcs[k] = srcs[k];
+  a.dst0 = dst0;
+  a.dst1 = dst1;
+  a.n = n;
+  a.divisor = divisor;
+  a.count = count;
+  if (launchReduceInteger(&a, type, op, stream) || launchReduceFloat(&a, type, op, stream) ||
+      launchReduceHalf(&a, type, op, stream)) {
+    return lastLaunchError("the reduce kernel");
+  }
+  return makeStatus(strataInternalError, "device reduce: invalid datatype %d", static_cast<int>(type));
+}
+
+Status launchCopy(void* dst, const void* src, size_t bytes, cudaStream_t stream) {
+  if (bytes == 0 || dst == src) return Status::Ok();
+  const void* srcs[1] = {src};
+  // A copy is a one-input reduce of bytes: same vector path, same heads and tails.
+  return launchReduce(dst, nullptr, srcs, 1, bytes, strataUint8, strataSum, 0, stream);
+}
+
+struct DivideLauncher {
+  void* data;
+  size_t count;
+  int divisor;
+  cudaStream_t stream;
+  template <typename T>
+  void run() const { launchDivideTyped<T>(data, count, divisor, stream); }
+};
+struct MismatchLauncher {
+  const void* actual;
+  const void* expected;
+  size_t count;
+  double tolerance;
+  unsigned long long* out;
+  cudaStream_t stream;
+  template <typename T>
+  void run() const { launchMismatchesTyped<T>(actual, expected, count, tolerance, out, stream); }
+};
+
+bool launchDivideAny(void* data, size_t count, DataType type, int divisor, cudaStream_t stream) {
+  return withDeviceType(type, DivideLauncher{data, count, divisor, stream});
+}
+
+Status launchDivide(void* data, size_t count, DataType type, int divisor, cudaStream_t stream) {
+  STRATA_REQUIRE(divisor > 0, strataInternalError, "device divide: divisor %d", divisor);
+  if (count == 0) return Status::Ok();
+  STRATA_REQUIRE(launchDivideAny(data, count, type, divisor, stream), strataInternalError,
+                 "device divide: invalid datatype %d", static_cast<int>(type));
+  return lastLaunchError("the divide kernel");
+}
+
+Status launchCountMismatches(const void* actual, const void* expected, size_t count, DataType type, double tolerance,
+                             unsigned long long* mismatches, cudaStream_t stream) {
+  if (count == 0) return Status::Ok();
+  const bool ok = withDeviceType(type, MismatchLauncher{actual, expected, count, tolerance, mismatches, stream});
+  STRATA_REQUIRE(ok, strataInternalError, "device check: invalid datatype %d", static_cast<int>(type));
+  return lastLaunchError("the check kernel");
+}
+
+Status launchWaitFlag(const uint32_t* flag, uint32_t value, double timeoutSeconds, uint32_t* timedOut,
+                      cudaStream_t stream) {
+  const unsigned long long ns = static_cast<unsigned long long>(timeoutSeconds * 1e9);
+  waitFlagKernel<<<1, 1, 0, stream>>>(flag, value, ns, timedOut);
+  return lastLaunchError("the flag-wait kernel");
+}
+
+}  // namespace strata::cuda

@@ -1,0 +1,53 @@
+// Host entry points of the device kernels (kernels/cuda/*.cu). Plain C++: callers need only
+// cuda_runtime.h's stream type. Every launcher enqueues on `stream` and returns at once; a launch
+// error comes back as strataUnhandledCudaError naming the kernel.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstddef>
+
+#include "kernels/common/datatype.h"
+#include "kernels/common/status.h"
+
+namespace strata::cuda {
+
+// dst0[i] (and dst1[i] unless null: reduce-copy) = srcs[0][i] op ... op srcs[n-1][i] for
+// i < count, 1 <= n <= 16; then / divisor when divisor > 0 (strataAvg fused into the last step).
+// Any destination may be identical to an input; 16-bit floats accumulate in fp32 and round once;
+// 16-byte vector loads and stores wherever all pointers share an alignment, scalars elsewhere.
+Status launchReduce(void* dst0, void* dst1, const void* const* srcs, int n, size_t count, DataType type, RedOp op,
+                    int divisor, cudaStream_t stream);
+
+// dst = src (bytes; any alignment). The vectorised kernel: memcpy's twin for peer and IPC reads.
+Status launchCopy(void* dst, const void* src, size_t bytes, cudaStream_t stream);
+
+// data[i] /= divisor (strataAvg's final step): integers truncate, 16-bit types divide in fp32.
+Status launchDivide(void* data, size_t count, DataType type, int divisor, cudaStream_t stream);
+
+// Counts the elements of `actual` that differ from `expected` (floating types: by more than
+// tolerance * max(1, |expected|); NaN equals NaN), adding the count to *mismatches (device
+// memory). Block reductions (warp shuffles, then shared memory) sum each block's count.
+Status launchCountMismatches(const void* actual, const void* expected, size_t count, DataType type, double tolerance,
+                             unsigned long long* mismatches, cudaStream_t stream);
+
+// Holds `stream` until the 32-bit counter at `flag` (host memory mapped into the device, written by
+// the host) reaches `value` (compared as a signed difference, so it wraps), or until
+// `timeoutSeconds` pass: then it sets *timedOut (mapped too) and lets the stream go on. One thread
+// that sleeps between polls; used where the driver's stream wait-value operation is unavailable.
+Status launchWaitFlag(const uint32_t* flag, uint32_t value, double timeoutSeconds, uint32_t* timedOut,
+                      cudaStream_t stream);
+
+// The grid for `work` units of `threads` threads each: enough blocks to fill the device's
+// multiprocessors (persistent, grid-stride), no more than the work needs. Cached per device.
+unsigned gridFor(size_t work, unsigned threads);
+constexpr unsigned kThreads = 512;
+
+// Per type family (one translation unit each, so the build compiles them in parallel). They
+// return false when `type` is not of their family.
+bool launchReduceInteger(const void* args, DataType type, RedOp op, cudaStream_t stream);
+bool launchReduceFloat(const void* args, DataType type, RedOp op, cudaStream_t stream);
+bool launchReduceHalf(const void* args, DataType type, RedOp op, cudaStream_t stream);
+bool launchDivideAny(void* data, size_t count, DataType type, int divisor, cudaStream_t stream);
+
+}  // namespace strata::cuda

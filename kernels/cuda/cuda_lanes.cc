@@ -1,0 +1,125 @@
+#include "kernels/cuda/cuda_lanes.h"
+
+#include <cuda_runtime.h>
+
+#include <vector>
+
+#include "kernels/cuda/cuda_compute.h"
+
+namespace strata {
+namespace {
+
+Status cudaStatus(cudaError_t rc, const char* what) {
+  STRATA_REQUIRE(rc == cudaSuccess, strataUnhandledCudaError, "%s: %s", what, cudaGetErrorString(rc));
+  return Status::Ok();
+}
+
+size_t roundUpPow2(size_t bytes) {
+  size_t n = size_t{1} << 20;
+  while (n < bytes) n <<= 1;
+  return n;
+}
+
+class CudaLanes final : public DeviceRuntime {
+ public:
+  CudaLanes(int device, double timeoutSeconds) : device_(device), compute_(nullptr, timeoutSeconds) {}
+  ~CudaLanes() override {
+    cudaSetDevice(device_);
+    for (cudaStream_t s : lanes_) {
+      if (s != nullptr) {
+        cudaStreamSynchronize(s);
+        cudaStreamDestroy(s);
+      }
+    }
+    for (cudaEvent_t e : events_) cudaEventDestroy(e);
+    if (staging_ != nullptr) cudaFreeHost(staging_);
+    if (scratch_ != nullptr) cudaFree(scratch_);
+  }
+
+  Status init() {
+    STRATA_CHECK(cudaStatus(cudaSetDevice(device_), "cudaSetDevice"));
+    for (cudaStream_t& s : lanes_) STRATA_CHECK(cudaStatus(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "cudaStreamCreate"));
+    compute_.setStream(lanes_[0]);
+    return Status::Ok();
+  }
+
+  ComputeBackend& compute() override { return compute_; }
+
+  Status copyAsync(DeviceLane lane, void* dst, const void* src, size_t bytes) override {
+    if (bytes == 0) return Status::Ok();
+    return cudaStatus(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, lanes_[static_cast<int>(lane)]),
+                      "cudaMemcpyAsync (staging)");
+  }
+  Status record(DeviceLane lane, DeviceMarker* marker) override {
+    if (next_ == events_.size()) {
+      cudaEvent_t e = nullptr;
+      STRATA_CHECK(cudaStatus(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), "cudaEventCreate"));
+      events_.push_back(e);
+    }
+    STRATA_CHECK(cudaStatus(cudaEventRecord(events_[next_], lanes_[static_cast<int>(lane)]), "cudaEventRecord"));
+    *marker = static_cast<DeviceMarker>(next_++);
+    return Status::Ok();
+  }
+  Status waitOn(DeviceLane lane, DeviceMarker marker) override {
+    STRATA_REQUIRE(marker < next_, strataInternalError, "device lanes: unknown marker %u", marker);
+    return cudaStatus(cudaStreamWaitEvent(lanes_[static_cast<int>(lane)], events_[marker], 0), "cudaStreamWaitEvent");
+  }
+  Status query(DeviceMarker marker, bool* done) override {
+    STRATA_REQUIRE(marker < next_, strataInternalError, "device lanes: unknown marker %u", marker);
+    const cudaError_t rc = cudaEventQuery(events_[marker]);
+    if (rc == cudaErrorNotReady) {
+      *done = false;
+      return Status::Ok();
+    }
+    *done = true;
+    return cudaStatus(rc, "cudaEventQuery");
+  }
+  void resetMarkers() override { next_ = 0; }
+  Status staging(size_t bytes, char** base) override {
+    if (stagingBytes_ < bytes) {
+      if (staging_ != nullptr) cudaFreeHost(staging_);
+      staging_ = nullptr;
+      stagingBytes_ = 0;
+      const size_t want = roundUpPow2(bytes);
+      STRATA_CHECK(cudaStatus(cudaHostAlloc(reinterpret_cast<void**>(&staging_), want, cudaHostAllocPortable),
+                              "cudaHostAlloc (pinned staging)"));
+      stagingBytes_ = want;
+    }
+    *base = staging_;
+    return Status::Ok();
+  }
+  Status scratch(size_t bytes, void** base) override {
+    if (scratchBytes_ < bytes) {
+      if (scratch_ != nullptr) cudaFree(scratch_);
+      scratch_ = nullptr;
+      scratchBytes_ = 0;
+      const size_t want = roundUpPow2(bytes);
+      STRATA_CHECK(cudaStatus(cudaMalloc(&scratch_, want), "cudaMalloc (device scratch)"));
+      scratchBytes_ = want;
+    }
+    *base = scratch_;
+    return Status::Ok();
+  }
+
+ private:
+  int device_;
+  CudaComputeBackend compute_;
+  cudaStream_t lanes_[kNumDeviceLanes] = {nullptr, nullptr, nullptr};
+  std::vector<cudaEvent_t> events_;
+  size_t next_ = 0;
+  char* staging_ = nullptr;
+  size_t stagingBytes_ = 0;
+  void* scratch_ = nullptr;
+  size_t scratchBytes_ = 0;
+};
+
+}  // namespace
+
+Status makeCudaLanes(int device, double timeoutSeconds, std::unique_ptr<DeviceRuntime>* out) {
+  auto lanes = std::make_unique<CudaLanes>(device, timeoutSeconds);
+  STRATA_CHECK(lanes->init());
+  *out = std::move(lanes);
+  return Status::Ok();
+}
+
+}  // namespace strata

@@ -1,0 +1,49 @@
+// The N-input reduce kernel, templated on the storage type and the operator, and its per-family
+// dispatch. Included only by the family translation units (reduce_integer.cu, reduce_float.cu,
+// reduce_half.cu), each of which instantiates its own types for all five operators.
+#pragma once
+
+#include "kernels/cuda/cuda_kernels.h"
+#include "kernels/cuda/device_ops.cuh"
+
+namespace strata::cuda {
+
+// A grid of persistent blocks: block b reduces vectors b, b + grid, ... in strides of one block's
+// worth (blockReduceChunk), then the grid-strided scalar head and tail.
+template <typename T, typename Op>
+__global__ void __launch_bounds__(kThreads) reduceKernel(ReduceArgs a, VectorSplit split) {
+  const size_t perBlock = blockDim.x;
+  for (size_t begin = static_cast<size_t>(blockIdx.x) * perBlock; begin < split.vecs;
+       begin += static_cast<size_t>(gridDim.x) * perBlock) {
+    const size_t end = begin + perBlock < split.vecs ? begin + perBlock : split.vecs;
+    blockReduceChunk<T, Op>(a, split, begin, end);
+  }
+  constexpr size_t V = kVectorBytes / sizeof(T);
+  const size_t tid = static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  const size_t stride = static_cast<size_t>(gridDim.x) * blockDim.x;
+  for (size_t i = tid; i < split.head; i += stride) reduceScalar<T, Op>(a, i);
+  for (size_t i = split.head + split.vecs * V + tid; i < a.count; i += stride) reduceScalar<T, Op>(a, i);
+}
+
+template <typename T, typename Op>
+void launchReduceTyped(const ReduceArgs& a, cudaStream_t stream) {
+  const VectorSplit split = splitForVectors<T>(a);
+  constexpr size_t V = kVectorBytes / sizeof(T);
+  const size_t scalars = a.count - split.vecs * V;
+  const size_t work = split.vecs > scalars ? split.vecs : scalars;
+  reduceKernel<T, Op><<<gridFor(work, kThreads), kThreads, 0, stream>>>(a, split);
+}
+
+template <typename T>
+void launchReduceOp(const ReduceArgs& a, RedOp op, cudaStream_t stream) {
+  switch (op) {
+    case strataSum:
+    case strataAvg: launchReduceTyped<T, DevSum>(a, stream); break;
+    case strataProd: launchReduceTyped<T, DevProd>(a, stream); break;
+    case strataMax: launchReduceTyped<T, DevMax>(a, stream); break;
+    case strataMin: launchReduceTyped<T, DevMin>(a, stream); break;
+    default: break;
+  }
+}
+
+}  // namespace strata::cuda

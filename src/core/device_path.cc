@@ -1,0 +1,453 @@
+#include "src/core/device_path.h"
+
+#include <sched.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "kernels/common/log.h"
+#include "intra_node/node_team.h"
+#include "inter_node/mpi_check.h"
+#include "kernels/host/emulated_device.h"
+#include "src/core/collective_runner.h"
+#include "src/core/memory_space.h"
+
+#ifdef STRATA_HAVE_CUDA
+#include <cuda.h>  // driver types only: cuStreamWaitValue32 is fetched at run time, libcuda is not linked
+#include <cuda_runtime.h>
+
+#include "kernels/cuda/cuda_compute.h"
+#include "kernels/cuda/cuda_kernels.h"
+#include "kernels/cuda/cuda_lanes.h"
+#if __has_include(<mpi-ext.h>)
+#include <mpi-ext.h>
+#endif
+#endif
+
+namespace strata {
+
+bool deviceEmulation() {
+  static const bool on = [] {
+    const char* e = std::getenv("STRATA_DEVICE_EMULATION");
+    return e != nullptr && std::atoi(e) > 0;
+  }();
+  return on;
+}
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+size_t envBytes(const char* name) {
+  const char* e = std::getenv(name);
+  if (e == nullptr || *e == '\0') return 0;
+  char* end = nullptr;
+  double v = std::strtod(e, &end);
+  if (end != nullptr && (*end == 'K' || *end == 'k')) v *= 1024;
+  if (end != nullptr && (*end == 'M' || *end == 'm')) v *= 1024 * 1024;
+  return v > 0 ? static_cast<size_t>(v) : 0;
+}
+
+}  // namespace
+
+class DevicePath {
+ public:
+  struct Work {
+    std::shared_ptr<CachedPlan> plan;
+    const void* send = nullptr;
+    void* recv = nullptr;
+    unsigned long long seq = 0;
+    uint32_t ticket = 0;
+    void* ready = nullptr;  // cudaEvent_t recorded on the caller's stream
+  };
+
+  std::unique_ptr<DeviceRuntime> lanes;
+  Executor executor;
+  int device = -1;
+  bool emulated = false;
+  bool async = false;
+  bool awareMpi = false;
+  size_t stageChunk = 0;  // STRATA_STAGE_CHUNK (bytes; must be the same on every rank)
+
+  std::thread thread;
+  std::mutex mutex;
+  std::condition_variable cv;
+  std::deque<Work> queue;
+  bool stop = false;
+  uint32_t enqueued = 0;               // tickets handed out (API thread)
+  std::atomic<uint32_t> completed{0};  // tickets written (progress thread)
+  Status error;                        // the first error of queued work (under mutex)
+  uint32_t* flagHost = nullptr;        // the counter streams wait on (pinned, mapped)
+  uint32_t* flagDev = nullptr;
+  uint32_t* timedOutHost = nullptr;    // set by the fallback wait kernel on timeout
+  uint32_t* timedOutDev = nullptr;
+  std::vector<void*> freeEvents;       // under mutex
+  bool useWaitValue = true;
+};
+
+namespace {
+
+Status runPlan(strataComm* comm, DevicePath& dp, const CachedPlan& cached, const void* send, void* recv,
+               unsigned long long seq) {
+  const Plan& plan = cached.plan;
+  Bindings bind;
+  bind.send = send;
+  bind.recv = recv;
+  bind.type = cached.args.type;
+  bind.op = cached.args.op;
+  if (plan.scratchCount != 0) STRATA_CHECK(dp.lanes->scratch(plan.scratchCount * cached.args.elemSize(), &bind.scratch));
+  ExecContext ctx;
+  ctx.comm = comm->comm;
+  ctx.tagUpperBound = comm->tagUpperBound;
+  ctx.timeoutSeconds = comm->config.timeoutSeconds;
+  ctx.maxMessageBytes = comm->config.maxMessageBytes;
+  ctx.compute = &dp.lanes->compute();
+  ctx.nodeOps = comm->deviceNodeTeam ? comm->nodeTeam.get() : nullptr;
+  ctx.abortFlag = &comm->aborted;
+  ctx.collective = collectiveName(cached.args.coll);
+  ctx.seq = seq;
+  ctx.phaseTimes = dp.async ? nullptr : comm->phaseTimes;
+  ctx.device = dp.lanes.get();
+  ctx.deviceAwareMpi = dp.awareMpi;
+  ctx.stageChunkBytes = dp.stageChunk;
+  return dp.executor.run(plan, bind, ctx);
+}
+
+#ifdef STRATA_HAVE_CUDA
+
+Status cudaCheck(cudaError_t rc, const char* what) {
+  STRATA_REQUIRE(rc == cudaSuccess, strataUnhandledCudaError, "%s: %s", what, cudaGetErrorString(rc));
+  return Status::Ok();
+}
+
+// Stream-wait counters live in pinned, mapped host memory that is never freed or reused: a stream
+// may still be waiting on one after its communicator is gone. Two words per communicator.
+Status allocateFlag(uint32_t** host, uint32_t** dev) {
+  static std::mutex mutex;
+  static uint32_t* page = nullptr;
+  static size_t used = 0;
+  constexpr size_t kWords = 1024;
+  std::lock_guard<std::mutex> lock(mutex);
+  if (page == nullptr || used == kWords) {
+    void* p = nullptr;
+    STRATA_CHECK(cudaCheck(cudaHostAlloc(&p, kWords * sizeof(uint32_t), cudaHostAllocMapped | cudaHostAllocPortable),
+                           "cudaHostAlloc (stream flags)"));
+    std::memset(p, 0, kWords * sizeof(uint32_t));
+    page = static_cast<uint32_t*>(p);
+    used = 0;
+  }
+  *host = page + used++;
+  void* d = nullptr;
+  STRATA_CHECK(cudaCheck(cudaHostGetDevicePointer(&d, *host, 0), "cudaHostGetDevicePointer (stream flags)"));
+  *dev = static_cast<uint32_t*>(d);
+  return Status::Ok();
+}
+
+using WaitValueFn = CUresult (*)(CUstream, CUdeviceptr, cuuint32_t, unsigned int);
+WaitValueFn waitValueFn() {
+  static const WaitValueFn fn = []() -> WaitValueFn {
+    void* p = nullptr;
+    cudaDriverEntryPointQueryResult q{};
+    if (cudaGetDriverEntryPointByVersion("cuStreamWaitValue32", &p, 12000, cudaEnableDefault, &q) == cudaSuccess &&
+        q == cudaDriverEntryPointSuccess) {
+      return reinterpret_cast<WaitValueFn>(p);
+    }
+    cudaGetLastError();
+    return nullptr;
+  }();
+  return fn;
+}
+
+bool askMpiCudaAware(int configured) {
+  if (configured >= 0) return configured == 1;
+#if defined(MPIX_CUDA_AWARE_SUPPORT) && MPIX_CUDA_AWARE_SUPPORT
+  return MPIX_Query_cuda_support() == 1;
+#else
+  return false;
+#endif
+}
+
+void progressLoop(strataComm* comm, DevicePath* dp) {
+  cudaSetDevice(dp->device);
+  for (;;) {
+    DevicePath::Work w;
+    bool skip = false;
+    {
+      std::unique_lock<std::mutex> lock(dp->mutex);
+      dp->cv.wait(lock, [&] { return dp->stop || !dp->queue.empty(); });
+      if (dp->queue.empty()) return;
+      w = std::move(dp->queue.front());
+      dp->queue.pop_front();
+      skip = !dp->error.ok();
+    }
+    Status s;
+    if (comm->aborted.load()) {
+      s = makeStatus(strataInvalidUsage, "the communicator was aborted before this collective ran");
+    } else if (!skip) {
+      s = waitForEvent(static_cast<cudaEvent_t>(w.ready), comm->config.timeoutSeconds,
+                       "the work queued before it on the caller's stream", &comm->aborted);
+      if (s.ok()) s = runPlan(comm, *dp, *w.plan, w.send, w.recv, w.seq);
+      if (!s.ok()) s.withContext(strformat("%s #%llu", collectiveName(w.plan->args.coll), w.seq));
+    }
+    {
+      std::lock_guard<std::mutex> lock(dp->mutex);
+      dp->freeEvents.push_back(w.ready);
+      if (!s.ok()) dp->error.update(s);
+    }
+    // Release the caller's stream, whatever happened: a waiting stream must never hang.
+    __atomic_store_n(dp->flagHost, w.ticket, __ATOMIC_RELEASE);
+    dp->completed.store(w.ticket, std::memory_order_release);
+    dp->cv.notify_all();
+  }
+}
+
+// Device slots for the node team: each member allocates two slots, the members exchange CUDA IPC
+// handles over the node's communicator and map each other's. Collective over the communicator;
+// *ok says whether every rank succeeded (else no rank uses device node ops).
+Status setUpIpcSlots(strataComm* comm, bool* ok) {
+  *ok = false;
+  NodeTeam& team = *comm->nodeTeam;
+  const int n = team.size(), me = team.me();
+  size_t slotBytes = envBytes("STRATA_DEVICE_SLOT");
+  if (slotBytes == 0) slotBytes = size_t{16} << 20;  // a 256 MiB allreduce then takes 16 rounds on 2 ranks
+  slotBytes = (slotBytes + 255) & ~size_t{255};
+  struct Entry {
+    cudaIpcMemHandle_t handle;
+    int ok;
+  };
+  Entry mine{};
+  void* own = nullptr;
+  Status s = cudaCheck(cudaMalloc(&own, 2 * slotBytes), "cudaMalloc (device node slots)");
+  if (s.ok()) s = cudaCheck(cudaIpcGetMemHandle(&mine.handle, own), "cudaIpcGetMemHandle");
+  mine.ok = s.ok() ? 1 : 0;
+  std::vector<Entry> all(static_cast<size_t>(n));
+  STRATA_CHECK_MPI(MPI_Allgather(&mine, sizeof(Entry), MPI_BYTE, all.data(), sizeof(Entry), MPI_BYTE, comm->nodeComm));
+  std::vector<char*> bases(static_cast<size_t>(n), nullptr);
+  bool good = true;
+  for (const Entry& e : all) good &= e.ok == 1;
+  for (int j = 0; j < n && good; ++j) {
+    if (j == me) {
+      bases[static_cast<size_t>(j)] = static_cast<char*>(own);
+      continue;
+    }
+    void* p = nullptr;
+    s = cudaCheck(cudaIpcOpenMemHandle(&p, all[static_cast<size_t>(j)].handle, cudaIpcMemLazyEnablePeerAccess),
+                  "cudaIpcOpenMemHandle");
+    good = s.ok();
+    bases[static_cast<size_t>(j)] = static_cast<char*>(p);
+  }
+  auto release = [bases, me, own] {
+    for (size_t j = 0; j < bases.size(); ++j) {
+      if (static_cast<int>(j) != me && bases[j] != nullptr) cudaIpcCloseMemHandle(bases[j]);
+    }
+    if (own != nullptr) cudaFree(own);
+  };
+  int mineOk = good ? 1 : 0, allOk = 0;
+  STRATA_CHECK_MPI(MPI_Allreduce(&mineOk, &allOk, 1, MPI_INT, MPI_MIN, comm->comm));
+  if (allOk != 1) {
+    release();
+    if (!s.ok()) STRATA_WARN("device node slots unavailable (%s): device calls run flat plans", s.message().c_str());
+    return Status::Ok();
+  }
+  team.attachDeviceSlots(std::move(bases), slotBytes, release);
+  *ok = true;
+  return Status::Ok();
+}
+
+Status pointerDevice(const void* p, int* device) {
+  cudaPointerAttributes attr{};
+  STRATA_CHECK(cudaCheck(cudaPointerGetAttributes(&attr, p), "cudaPointerGetAttributes"));
+  *device = attr.device;
+  return Status::Ok();
+}
+
+#endif  // STRATA_HAVE_CUDA
+
+Status ensurePath(strataComm* comm, bool emulated, int device, DevicePath** out) {
+  DevicePath* dp = comm->devicePath;
+  if (dp != nullptr) {
+    STRATA_REQUIRE(dp->emulated == emulated, strataInvalidUsage,
+                   "this communicator ran device collectives %s; this call's buffers are %s",
+                   dp->emulated ? "under STRATA_DEVICE_EMULATION" : "on a CUDA device",
+                   emulated ? "host memory" : "device memory");
+    STRATA_REQUIRE(emulated || dp->device == device, strataInvalidUsage,
+                   "this communicator runs its device collectives on device %d; the buffers are on device %d", dp->device,
+                   device);
+    *out = dp;
+    return Status::Ok();
+  }
+  auto path = std::make_unique<DevicePath>();
+  path->emulated = emulated;
+  path->device = device;
+  path->stageChunk = envBytes("STRATA_STAGE_CHUNK");
+  if (emulated) {
+    EmulatedDeviceOptions o;
+    const char* jitter = std::getenv("STRATA_DEVICE_EMULATION_JITTER_US");
+    o.jitterMicros = jitter != nullptr ? static_cast<unsigned>(std::atoi(jitter)) : 20;
+    o.seed = static_cast<unsigned>(comm->rank) + 1;
+    o.timeoutSeconds = comm->config.timeoutSeconds;
+    path->lanes = makeEmulatedDevice(o);
+    path->awareMpi = comm->config.cudaAwareMpi == 1;  // host memory: MPI can read it either way
+    comm->deviceNodeTeam = comm->nodeTeam != nullptr;  // the host segment's slots serve
+  } else {
+#ifdef STRATA_HAVE_CUDA
+    STRATA_CHECK(makeCudaLanes(device, comm->config.timeoutSeconds, &path->lanes));
+    if (comm->nodeTeam != nullptr) STRATA_CHECK(setUpIpcSlots(comm, &comm->deviceNodeTeam));
+    path->awareMpi = askMpiCudaAware(comm->config.cudaAwareMpi);
+    int level = MPI_THREAD_SINGLE;
+    MPI_Query_thread(&level);
+    const char* sync = std::getenv("STRATA_DEVICE_SYNC");
+    path->async = level == MPI_THREAD_MULTIPLE && !(sync != nullptr && std::atoi(sync) > 0);
+    if (path->async) {
+      STRATA_CHECK(allocateFlag(&path->flagHost, &path->flagDev));
+      STRATA_CHECK(allocateFlag(&path->timedOutHost, &path->timedOutDev));
+      path->thread = std::thread(progressLoop, comm, path.get());
+    }
+    STRATA_INFO("device collectives on device %d: %s, MPI %s", device,
+                path->async ? "asynchronous (progress thread)" : "synchronous (MPI is not MPI_THREAD_MULTIPLE)",
+                path->awareMpi ? "device-aware" : "staged through pinned host chunks");
+#else
+    return makeStatus(strataInvalidUsage, "device buffers in a build without CUDA");
+#endif
+  }
+  comm->devicePath = path.release();
+  *out = comm->devicePath;
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status runDeviceCollective(strataComm* comm, const CollectiveArgs& args, const void* send, void* recv,
+                           cudaStream_t stream) {
+  const void* probe = send != nullptr ? send : recv;
+  const bool emulated = classifyPointer(probe) == MemorySpace::kHost;
+  int device = -1;
+#ifdef STRATA_HAVE_CUDA
+  if (!emulated) STRATA_CHECK(pointerDevice(probe, &device));
+#endif
+  DevicePath* dp = nullptr;
+  STRATA_CHECK(ensurePath(comm, emulated, device, &dp));
+  if (dp->async) {
+    // An earlier queued collective's failure is reported here, not waited for.
+    Status earlier;
+    {
+      std::lock_guard<std::mutex> lock(dp->mutex);
+      earlier = dp->error;
+    }
+    if (!earlier.ok()) {
+      comm->fatal = Status(earlier.code(), "a device collective failed: " + earlier.message());
+      return comm->fatal;
+    }
+  }
+  const unsigned long long seq = ++comm->seq;
+  std::shared_ptr<CachedPlan> cached;
+  Status s = planFor(comm, args, &cached);
+  if (!s.ok()) return s.withContext(strformat("%s #%llu", collectiveName(args.coll), seq));
+
+  if (!dp->async) {
+    STRATA_CHECK(synchronizeStream(stream));
+    s = runPlan(comm, *dp, *cached, send, recv, seq);
+    if (!s.ok() && s.code() != strataInvalidArgument && s.code() != strataInvalidUsage) comm->fatal = s;
+    return s;
+  }
+#ifdef STRATA_HAVE_CUDA
+  DevicePath::Work w;
+  w.plan = cached;
+  w.send = send;
+  w.recv = recv;
+  w.seq = seq;
+  {
+    std::lock_guard<std::mutex> lock(dp->mutex);
+    if (!dp->freeEvents.empty()) {
+      w.ready = dp->freeEvents.back();
+      dp->freeEvents.pop_back();
+    }
+  }
+  if (w.ready == nullptr) {
+    cudaEvent_t e = nullptr;
+    STRATA_CHECK(cudaCheck(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), "cudaEventCreate"));
+    w.ready = e;
+  }
+  STRATA_CHECK(cudaCheck(cudaEventRecord(static_cast<cudaEvent_t>(w.ready), stream), "cudaEventRecord (caller's stream)"));
+  w.ticket = dp->enqueued + 1;
+  // Work enqueued on `stream` after this call waits until the progress thread writes the ticket.
+  bool waiting = false;
+  if (dp->useWaitValue && waitValueFn() != nullptr) {
+    waiting = waitValueFn()(reinterpret_cast<CUstream>(stream), reinterpret_cast<CUdeviceptr>(dp->flagDev), w.ticket,
+                            CU_STREAM_WAIT_VALUE_GEQ) == CUDA_SUCCESS;
+    if (!waiting) dp->useWaitValue = false;  // not supported here: the bounded kernel from now on
+  }
+  if (!waiting) {
+    STRATA_CHECK(cuda::launchWaitFlag(dp->flagDev, w.ticket, comm->config.timeoutSeconds, dp->timedOutDev, stream));
+  }
+  dp->enqueued = w.ticket;
+  {
+    std::lock_guard<std::mutex> lock(dp->mutex);
+    dp->queue.push_back(std::move(w));
+  }
+  dp->cv.notify_all();
+  return Status::Ok();
+#else
+  return makeStatus(strataInternalError, "asynchronous device path without CUDA");
+#endif
+}
+
+Status drainDevicePath(strataComm* comm) {
+  DevicePath* dp = comm->devicePath;
+  if (dp == nullptr) return Status::Ok();
+  if (dp->async) {
+    const auto start = Clock::now();
+    for (unsigned polls = 0; dp->completed.load(std::memory_order_acquire) != dp->enqueued; ++polls) {
+      if ((polls & 63) == 63) {
+        const double waited = std::chrono::duration<double>(Clock::now() - start).count();
+        // The progress thread's every wait is bounded by the timeout; allow it that plus a margin.
+        if (waited > comm->config.timeoutSeconds + 10) {
+          return makeStatus(strataTimeout, "timed out after %.1f s waiting for %u queued device collectives", waited,
+                            dp->enqueued - dp->completed.load());
+        }
+      }
+      sched_yield();
+    }
+  }
+  Status error;
+  {
+    std::lock_guard<std::mutex> lock(dp->mutex);
+    error = dp->error;
+  }
+  if (dp->timedOutHost != nullptr && __atomic_load_n(dp->timedOutHost, __ATOMIC_ACQUIRE) != 0) {
+    error.update(makeStatus(strataTimeout, "a stream's wait for a device collective timed out on the device"));
+  }
+  if (!error.ok()) {
+    comm->fatal = Status(error.code(), "a device collective failed: " + error.message());
+    return comm->fatal;
+  }
+  return Status::Ok();
+}
+
+void stopDevicePath(strataComm* comm) {
+  DevicePath* dp = comm->devicePath;
+  if (dp == nullptr) return;
+  if (dp->thread.joinable()) {
+    {
+      std::lock_guard<std::mutex> lock(dp->mutex);
+      dp->stop = true;
+    }
+    dp->cv.notify_all();
+    dp->thread.join();  // the queue drains first: every ticket is written, every stream released
+  }
+#ifdef STRATA_HAVE_CUDA
+  for (void* e : dp->freeEvents) cudaEventDestroy(static_cast<cudaEvent_t>(e));
+#endif
+  delete dp;
+  comm->devicePath = nullptr;
+}
+
+}  // namespace strata

@@ -1,0 +1,38 @@
+// Collectives on device buffers: the tuner's flat plan run by the executor on the device's lanes
+// (kernels on a compute stream, staged or device-aware messages), ordered on the caller's stream.
+//
+// Stream semantics (DESIGN.md 5): the call records an event on `stream`, makes `stream` wait until
+// a host-written counter reaches the call's ticket (the driver's stream wait-value operation, or
+// else a one-thread kernel that polls with a bound), queues the work and returns. The
+// communicator's progress thread waits for the event, runs the plan, and writes the ticket; an
+// error, a timeout or strataCommAbort writes it too, so no stream is left waiting. The error is
+// reported by the communicator's next call (and strataGetLastError). The progress thread needs
+// MPI_THREAD_MULTIPLE; under a lower thread level the call runs on the calling thread and returns
+// when done (still after the stream's prior work).
+//
+// STRATA_DEVICE_EMULATION=1 runs host-buffer collectives through the same device path with the
+// emulated device (kernels/host/emulated_device.h: lanes are host threads), synchronously: that is
+// how CI, without a GPU, tests the lanes, the markers and the staging pipeline.
+#pragma once
+
+#include "kernels/plan/collective.h"
+#include "src/core/communicator.h"
+
+namespace strata {
+
+// Whether STRATA_DEVICE_EMULATION asks host buffers to take the device path.
+bool deviceEmulation();
+
+// Runs (or queues) one validated collective with args.device set.
+Status runDeviceCollective(strataComm* comm, const CollectiveArgs& args, const void* send, void* recv,
+                           cudaStream_t stream);
+
+// Waits (bounded) until the communicator's queued device collectives are done; returns an error
+// one of them ended with.
+Status drainDevicePath(strataComm* comm);
+
+// At destroy or abort: ends queued work (with an error when aborted), releases every stream still
+// waiting on this communicator, stops the progress thread, frees the lanes.
+void stopDevicePath(strataComm* comm);
+
+}  // namespace strata

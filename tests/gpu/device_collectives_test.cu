@@ -1,0 +1,218 @@
+// GPU tier with MPI: the collectives on device buffers through the public API, ordered on the
+// caller's stream. For each call a kernel writes the input on the stream just before it and
+// another copies the output away just after, with no synchronisation in between: a collective
+// that read its input early or finished late gives wrong values. The oracle is perf/reference
+// (computed on the host, independently of the library). Skips on ranks without a CUDA device.
+#include <gtest/gtest.h>
+#include <mpi.h>
+#include <thrust/device_vector.h>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "kernels/cuda/cuda_kernels.h"
+#include "perf/reference.h"
+#include "tests/mpi/mpi_test_util.h"
+
+namespace strata::test {
+namespace {
+
+bool everyRankHasDevice() {
+  int n = 0;
+  if (cudaGetDeviceCount(&n) != cudaSuccess) {
+    cudaGetLastError();
+    n = 0;
+  }
+  int mine = n > 0 ? 1 : 0, all = 0;
+  MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  if (n > 0) cudaSetDevice(worldRank() % n);  // several ranks share a GPU on a one-GPU machine
+  return all == 1;
+}
+
+enum class Coll { kAllReduce, kBroadcast, kReduce, kAllGather, kReduceScatter, kGather, kScatter, kAllToAll, kScan, kExscan };
+const char* collName(Coll c) {
+  const char* names[] = {"allreduce", "broadcast", "reduce", "allgather", "reducescatter",
+                         "gather",    "scatter",   "alltoall", "scan",    "exscan"};
+  return names[static_cast<int>(c)];
+}
+
+struct Layout {
+  size_t sendElems, recvElems;
+  bool recvChecked;  // this rank's output is defined
+};
+
+Layout layoutOf(Coll c, size_t n, int p, int me, int root) {
+  const size_t np = n * static_cast<size_t>(p);
+  switch (c) {
+    case Coll::kAllReduce: case Coll::kScan: return {n, n, true};
+    case Coll::kExscan: return {n, n, me != 0};
+    case Coll::kBroadcast: return {n, n, true};
+    case Coll::kReduce: return {n, n, me == root};
+    case Coll::kAllGather: return {n, np, true};
+    case Coll::kReduceScatter: return {np, n, true};
+    case Coll::kGather: return {n, np, me == root};
+    case Coll::kScatter: return {np, n, true};
+    case Coll::kAllToAll: return {np, np, true};
+  }
+  return {0, 0, false};
+}
+
+// What rank `me` must hold after the call.
+std::vector<unsigned char> expected(Coll c, strataDataType_t t, strataRedOp_t op, size_t n, int p, int me, int root,
+                                    unsigned seed) {
+  const Layout l = layoutOf(c, n, p, me, root);
+  std::vector<unsigned char> out(l.recvElems * typeSize(t));
+  for (size_t i = 0; i < l.recvElems; ++i) {
+    double v = 0;
+    switch (c) {
+      case Coll::kAllReduce: case Coll::kReduce: v = reduceReference(t, op, p, i, seed); break;
+      case Coll::kBroadcast: v = inputValue(t, op, root, i, seed); break;
+      case Coll::kAllGather: case Coll::kGather: v = inputValue(t, op, static_cast<int>(i / n), i % n, seed); break;
+      case Coll::kReduceScatter: v = reduceReference(t, op, p, static_cast<size_t>(me) * n + i, seed); break;
+      case Coll::kScatter: v = inputValue(t, op, root, static_cast<size_t>(me) * n + i, seed); break;
+      case Coll::kAllToAll: v = inputValue(t, op, static_cast<int>(i / n), static_cast<size_t>(me) * n + i % n, seed); break;
+      case Coll::kScan: v = reduceRange(t, op, 0, me, i, seed); break;
+      case Coll::kExscan: v = me == 0 ? 0 : reduceRange(t, op, 0, me - 1, i, seed); break;
+    }
+    writeValue(t, out.data(), i, v);
+  }
+  return out;
+}
+
+strataResult_t call(Coll c, const void* s, void* r, size_t n, strataDataType_t t, strataRedOp_t op, int root,
+                    strataComm_t comm, cudaStream_t st) {
+  switch (c) {
+    case Coll::kAllReduce: return strataAllReduce(s, r, n, t, op, comm, st);
+    case Coll::kBroadcast: return strataBroadcast(s, r, n, t, root, comm, st);
+    case Coll::kReduce: return strataReduce(s, r, n, t, op, root, comm, st);
+    case Coll::kAllGather: return strataAllGather(s, r, n, t, comm, st);
+    case Coll::kReduceScatter: return strataReduceScatter(s, r, n, t, op, comm, st);
+    case Coll::kGather: return strataGather(s, r, n, t, root, comm, st);
+    case Coll::kScatter: return strataScatter(s, r, n, t, root, comm, st);
+    case Coll::kAllToAll: return strataAlltoAll(s, r, n, t, comm, st);
+    case Coll::kScan: return strataScan(s, r, n, t, op, comm, st);
+    case Coll::kExscan: return strataExscan(s, r, n, t, op, comm, st);
+  }
+  return strataInternalError;
+}
+
+// Runs one call on device buffers ordered on `stream`; returns "" or what went wrong.
+std::string runOnDevice(strataComm_t comm, Coll c, strataDataType_t t, strataRedOp_t op, size_t n, int root,
+                        unsigned seed, cudaStream_t stream) {
+  const int p = worldSize(), me = worldRank();
+  const size_t es = typeSize(t);
+  const Layout l = layoutOf(c, n, p, me, root);
+  std::vector<unsigned char> input(l.sendElems * es);
+  const int fillRank = me;
+  if (c == Coll::kBroadcast || c == Coll::kScatter) {
+    if (me == root) fillInput(t, op, root, input.data(), 0, l.sendElems, seed);
+  } else {
+    fillInput(t, op, fillRank, input.data(), 0, l.sendElems, seed);
+  }
+  thrust::device_vector<unsigned char> source(input.begin(), input.end());
+  thrust::device_vector<unsigned char> send(input.size() + 1, 0xEE), recv(l.recvElems * es + 1, 0xEE),
+      copied(l.recvElems * es + 1, 0xEE);
+  cudaDeviceSynchronize();
+  unsigned char* sendPtr = thrust::raw_pointer_cast(send.data());
+  unsigned char* recvPtr = thrust::raw_pointer_cast(recv.data());
+  // The input is written by a kernel on the stream just before the call ...
+  if (!cuda::launchCopy(sendPtr, thrust::raw_pointer_cast(source.data()), input.size(), stream).ok()) return "launch";
+  const strataResult_t rc = call(c, sendPtr, recvPtr, n, t, op, root, comm, stream);
+  if (rc != strataSuccess) return std::string("returned ") + strataGetErrorString(rc) + ": " + strataGetLastError(comm);
+  // ... and the output read by another just after it.
+  if (!cuda::launchCopy(thrust::raw_pointer_cast(copied.data()), recvPtr, l.recvElems * es, stream).ok()) return "launch";
+  if (cudaStreamSynchronize(stream) != cudaSuccess) return "cudaStreamSynchronize failed";
+  std::vector<unsigned char> got(copied.size());
+  cudaMemcpy(got.data(), thrust::raw_pointer_cast(copied.data()), got.size(), cudaMemcpyDeviceToHost);
+  if (got.back() != 0xEE) return "wrote past the end of recvbuff";
+  if (!l.recvChecked) return "";
+  const std::vector<unsigned char> want = expected(c, t, op, n, p, me, root, seed);
+  return compareElements(t, got.data(), want.data(), l.recvElems);
+}
+
+class DeviceCollectives : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!everyRankHasDevice()) GTEST_SKIP() << "no CUDA device on every rank";
+  }
+};
+
+TEST_F(DeviceCollectives, EveryCollectiveOrderedOnTheStream) {
+  const int p = worldSize();
+  strataComm_t comm = commFor("0", "");
+  ASSERT_NE(comm, nullptr);
+  cudaStream_t stream = nullptr;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
+  bool ok = true;
+  unsigned seed = 11;
+  const Coll colls[] = {Coll::kAllReduce, Coll::kBroadcast, Coll::kReduce, Coll::kAllGather, Coll::kReduceScatter,
+                        Coll::kGather,    Coll::kScatter,   Coll::kAllToAll, Coll::kScan,    Coll::kExscan};
+  for (Coll c : colls) {
+    const bool reduction = c == Coll::kAllReduce || c == Coll::kReduce || c == Coll::kReduceScatter ||
+                           c == Coll::kScan || c == Coll::kExscan;
+    std::vector<strataRedOp_t> ops = {strataSum};
+    if (reduction) ops = {strataSum, strataMax, strataProd};
+    if (c == Coll::kAllReduce || c == Coll::kReduceScatter) ops.push_back(strataAvg);
+    for (strataDataType_t t : {strataFloat32, strataInt32, strataBfloat16, strataFloat16, strataInt8, strataFloat64}) {
+      for (strataRedOp_t op : ops) {
+        for (size_t n : {size_t{1}, static_cast<size_t>(p + 1), size_t{1031}, size_t{262147}}) {
+          for (int root : {0, p - 1}) {
+            const std::string why = runOnDevice(comm, c, t, op, n, root, seed++, stream);
+            if (!why.empty()) {
+              ok = false;
+              ADD_FAILURE() << collName(c) << " " << typeName(t) << " " << opName(op) << " count " << n << " root "
+                            << root << ": " << why;
+            }
+          }
+        }
+      }
+    }
+  }
+  cudaStreamDestroy(stream);
+  EXPECT_TRUE(allRanksOk(ok));
+}
+
+TEST_F(DeviceCollectives, TwoCommunicatorsOnTwoStreams) {
+  strataComm_t a = commFor("0", ""), b = commFor("0", "allreduce=ring");
+  ASSERT_NE(a, nullptr);
+  ASSERT_NE(b, nullptr);
+  cudaStream_t sa = nullptr, sb = nullptr;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&sa, cudaStreamNonBlocking), cudaSuccess);
+  ASSERT_EQ(cudaStreamCreateWithFlags(&sb, cudaStreamNonBlocking), cudaSuccess);
+  const size_t n = 100003;
+  const int p = worldSize();
+  thrust::device_vector<float> xa(n, 1.0f), xb(n, 2.0f);
+  cudaDeviceSynchronize();
+  // Ten in-place allreduces on each, interleaved, never waited for in between: values grow by p
+  // each time on both.
+  for (int k = 0; k < 10; ++k) {
+    ASSERT_EQ(strataAllReduce(thrust::raw_pointer_cast(xa.data()), thrust::raw_pointer_cast(xa.data()), n, strataFloat32,
+                              strataSum, a, sa),
+              strataSuccess);
+    ASSERT_EQ(strataAllReduce(thrust::raw_pointer_cast(xb.data()), thrust::raw_pointer_cast(xb.data()), n, strataFloat32,
+                              strataSum, b, sb),
+              strataSuccess);
+  }
+  ASSERT_EQ(cudaStreamSynchronize(sa), cudaSuccess);
+  ASSERT_EQ(cudaStreamSynchronize(sb), cudaSuccess);
+  double pk = 1;
+  for (int k = 0; k < 10; ++k) pk *= p;
+  EXPECT_EQ(static_cast<float>(xa[n - 1]), static_cast<float>(pk));
+  EXPECT_EQ(static_cast<float>(xb[0]), static_cast<float>(2 * pk));
+  cudaStreamDestroy(sa);
+  cudaStreamDestroy(sb);
+}
+
+TEST_F(DeviceCollectives, MixedHostAndDeviceBuffersAreRejected) {
+  strataComm_t comm = commFor("0", "");
+  thrust::device_vector<float> d(16, 1.0f);
+  std::vector<float> h(16, 0.0f);
+  EXPECT_EQ(strataAllReduce(thrust::raw_pointer_cast(d.data()), h.data(), 16, strataFloat32, strataSum, comm, nullptr),
+            strataInvalidArgument);
+  EXPECT_NE(std::string(strataGetLastError(comm)).find("device memory but recvbuff is host"), std::string::npos)
+      << strataGetLastError(comm);
+}
+
+}  // namespace
+}  // namespace strata::test
