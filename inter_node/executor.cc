@@ -203,29 +203,8 @@ Status Executor::startStep(const Plan& plan, StepId id, const Bindings& bind, co
   const size_t elem = dataTypeSize(bind.type);
   switch (s.kind) {
     case StepKind::kSend:
-    case StepKind::kRecv: {
-      const bool isSend = s.kind == StepKind::kSend;
-      const Slice& slice = isSend ? s.src : s.dst;
-      char* ptr = static_cast<char*>(bind.at(slice));
-      const size_t bytes = slice.count * elem;
-      const size_t pieces = pieceCount(bytes, ctx.maxMessageBytes);
-      const int tag = foldTag(s.tag, ctx.tagUpperBound);
-      for (size_t k = 0; k < pieces; ++k) {
-        const size_t off = k * ctx.maxMessageBytes;
-        const int len = static_cast<int>(std::min(ctx.maxMessageBytes, bytes - std::min(bytes, off)));
-        MPI_Request req = MPI_REQUEST_NULL;
-        const int rc = isSend ? MPI_Isend(ptr + off, len, MPI_BYTE, s.peer, tag, ctx.comm, &req)
-                              : MPI_Irecv(ptr + off, len, MPI_BYTE, s.peer, tag, ctx.comm, &req);
-        if (rc != MPI_SUCCESS) {
-          return mpiError(isSend ? "MPI_Isend" : "MPI_Irecv", rc, STRATA_WHERE)
-              .withContext(plan.describe(id, bind.type));
-        }
-        requests_.push_back(req);
-        requestStep_.push_back(id);
-        ++pendingRequests_[id];
-      }
-      return Status::Ok();
-    }
+    case StepKind::kRecv:
+      return postMessage(plan, id, bind, ctx, static_cast<char*>(bind.at(s.kind == StepKind::kSend ? s.src : s.dst)));
     case StepKind::kReduce: {
       const void* inputs[kMaxReduceInputs];
       const Slice* in = plan.reduceInputs(s);

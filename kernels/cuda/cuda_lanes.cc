@@ -76,38 +76,37 @@ class CudaLanes final : public DeviceRuntime {
   }
   void resetMarkers() override { next_ = 0; }
   Status staging(size_t bytes, char** base) override {
-    if (stagingBytes_ < bytes) {
-      if (staging_ != nullptr) cudaFreeHost(staging_);
-      staging_ = nullptr;
-      stagingBytes_ = 0;
-      const size_t want = roundUpPow2(bytes);
-      STRATA_CHECK(cudaStatus(cudaHostAlloc(reinterpret_cast<void**>(&staging_), want, cudaHostAllocPortable),
-                              "cudaHostAlloc (pinned staging)"));
-      stagingBytes_ = want;
-    }
-    *base = staging_;
+    STRATA_CHECK(grow(bytes, &staging_, &stagingBytes_, true));
+    *base = static_cast<char*>(staging_);
     return Status::Ok();
   }
   Status scratch(size_t bytes, void** base) override {
-    if (scratchBytes_ < bytes) {
-      if (scratch_ != nullptr) cudaFree(scratch_);
-      scratch_ = nullptr;
-      scratchBytes_ = 0;
-      const size_t want = roundUpPow2(bytes);
-      STRATA_CHECK(cudaStatus(cudaMalloc(&scratch_, want), "cudaMalloc (device scratch)"));
-      scratchBytes_ = want;
-    }
+    STRATA_CHECK(grow(bytes, &scratch_, &scratchBytes_, false));
     *base = scratch_;
     return Status::Ok();
   }
 
  private:
+  // Pinned host or device memory of at least `bytes` (power-of-two sizes, so a growing call
+  // sequence reallocates a few times at most). Only between runs: nothing in flight uses it.
+  static Status grow(size_t bytes, void** ptr, size_t* have, bool pinnedHost) {
+    if (*have >= bytes) return Status::Ok();
+    if (*ptr != nullptr) pinnedHost ? cudaFreeHost(*ptr) : cudaFree(*ptr);
+    *ptr = nullptr;
+    *have = 0;
+    const size_t want = roundUpPow2(bytes);
+    STRATA_CHECK(pinnedHost ? cudaStatus(cudaHostAlloc(ptr, want, cudaHostAllocPortable), "cudaHostAlloc (pinned staging)")
+                            : cudaStatus(cudaMalloc(ptr, want), "cudaMalloc (device scratch)"));
+    *have = want;
+    return Status::Ok();
+  }
+
   int device_;
   CudaComputeBackend compute_;
   cudaStream_t lanes_[kNumDeviceLanes] = {nullptr, nullptr, nullptr};
   std::vector<cudaEvent_t> events_;
   size_t next_ = 0;
-  char* staging_ = nullptr;
+  void* staging_ = nullptr;
   size_t stagingBytes_ = 0;
   void* scratch_ = nullptr;
   size_t scratchBytes_ = 0;
