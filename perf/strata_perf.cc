@@ -22,6 +22,7 @@
 #include "kernels/common/datatype.h"
 #include "perf/calibrate.h"
 #include "perf/device_support.h"
+#include "src/core/device_path.h"
 #include "perf/collective_descriptors.h"
 #include "perf/png_plot.h"
 #include "perf/reference.h"
@@ -485,6 +486,7 @@ struct Runner {
       args.root = a.root;
       args.shift = a.shift;
       args.commSize = gSize;
+      args.device = o.mem == "device" || deviceEmulation();  // the plan the call will run
       std::shared_ptr<CachedPlan> plan;
       if (planFor(reinterpret_cast<strataComm*>(comms[v]), args, &plan).ok()) {
         row.modelUs = plan->predictedSeconds * 1e6;

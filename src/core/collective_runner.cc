@@ -53,7 +53,7 @@ Status planFor(strataComm* comm, const CollectiveArgs& args, std::shared_ptr<Cac
   TunerInput in;
   in.args = &args;
   in.topology = &comm->topology;
-  in.costs = &comm->costs;
+  in.costs = args.device ? &comm->deviceCosts : &comm->costs;
   in.config = &comm->config;
   // Device buffers use hierarchical plans only when the node team has device slots (CUDA IPC, set
   // up with the first device call); otherwise STRATA_ALGO naming one is refused by the tuner

@@ -206,6 +206,7 @@ Status createComm(MPI_Comm mpiComm, const strataConfig_t* userConfig, strataComm
                       STRATA_CHECK_MPI(MPI_Comm_split(c->comm, t.myLocalRank(), t.myNode(), &c->laneComm));
                       c->costs = defaultCostParams();
                       if (!config.topoFile.empty()) STRATA_CHECK(loadCostParams(config.topoFile, &c->costs));
+                      c->deviceCosts = deviceCostParams(c->costs);
                       STRATA_CHECK(setUpNodeTeam(c.get()));
                       return Status::Ok();
                     })(),

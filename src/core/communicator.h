@@ -82,6 +82,7 @@ struct strataComm {
   strata::Topology topology;
   strata::Config config;
   strata::CostParams costs;
+  strata::LevelCosts deviceCosts;  // the levels as device buffers see them (deviceCostParams)
 
   std::unordered_map<strata::PlanKey, std::shared_ptr<strata::CachedPlan>, strata::PlanKeyHash> plans;
   strata::PlanKey lastKey;                          // the last call's plan, checked first

@@ -26,6 +26,24 @@ CostParams defaultCostParams() {
   return p;
 }
 
+LevelCosts deviceCostParams(const LevelCosts& host) {
+  LevelCosts d = host;
+  d.cacheBytes = 0;  // the host's cache does not hold device data
+  d.flatMem = d.nodeMem = d.laneMem = MemoryCosts{};
+  // A node round: the member's copies, a wait for them, the handshake, the reads, a wait: two
+  // device synchronisations of about 5-10 us each. Bytes move at about 1 TB/s in and out of the
+  // slots of one GPU (a third of HBM3's 3 TB/s: every byte is read and written, and ranks on one
+  // GPU time-slice), and are reduced at 1.5 TB/s.
+  d.node = LinkCost{15e-6, 1.0 / 1.0e12, 1.0 / 1.5e12};
+  // A staged message adds a copy to the host and one back (the chunks overlap, so about one
+  // PCIe transfer's time per byte beyond the network's) and two copy launches.
+  const double pcie = 1.0 / 50e9;
+  auto staged = [&](LinkCost c) { return LinkCost{c.alpha + 20e-6, c.beta + pcie, d.node.gamma}; };
+  d.flat = staged(host.flat);
+  d.lane = staged(host.lane);
+  return d;
+}
+
 double lastLevelCacheBytes() {
   // sysfs first: in a VM the C library may report the whole host's cache (256 MiB where the CPU
   // sees 32 on the development VM).

@@ -14,6 +14,11 @@ struct CostParams : LevelCosts {
 };
 
 CostParams defaultCostParams();
+// The levels as device buffers see them, from the host's: the node is one GPU's memory shared
+// over CUDA IPC (rounds synchronised through the host), the lanes and the flat communicator are
+// MPI plus the staging copies over PCIe. Defaults from an H100's published figures (HBM3 about
+// 3 TB/s, PCIe 5 x16 about 50 GB/s each way) and the host handshakes, not yet calibrated.
+LevelCosts deviceCostParams(const LevelCosts& host);
 // The last-level cache of the first CPU in bytes (0 when unknown): the cost model's cache term.
 double lastLevelCacheBytes();
 // Reads "key value" lines: flat.alpha, flat.beta, flat.gamma, node.*, lane.* (seconds, s/byte).

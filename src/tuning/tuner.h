@@ -27,7 +27,7 @@ struct Candidate {
 struct TunerInput {
   const CollectiveArgs* args = nullptr;
   const Topology* topology = nullptr;
-  const CostParams* costs = nullptr;
+  const LevelCosts* costs = nullptr;
   const Config* config = nullptr;
   bool nodeTeam = false;  // compositions need the node team's shared memory
   int hostProcesses = 1;  // the most processes of the communicator on one host (the cache term)
