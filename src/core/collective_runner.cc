@@ -89,7 +89,7 @@ Status runCollective(strataComm* comm, const CollectiveArgs& args, const void* s
   // Device collectives queued on this communicator use the same tags: let them finish first.
   STRATA_CHECK(drainDevicePath(comm));
   const unsigned long long seq = ++comm->seq;
-  STRATA_CHECK(synchronizeStream(stream));
+  STRATA_CHECK(synchronizeStream(stream, comm->config.timeoutSeconds));
   std::shared_ptr<CachedPlan> cached;
   Status s = planFor(comm, args, &cached);
   if (!s.ok()) return s.withContext(strformat("%s #%llu", collectiveName(args.coll), seq));

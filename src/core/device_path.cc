@@ -262,6 +262,25 @@ Status setUpIpcSlots(strataComm* comm, bool* ok) {
   return Status::Ok();
 }
 
+// Makes `device` current for the scope and restores the caller's device after: the lanes, events
+// and IPC slots belong to the buffers' device, whichever device the calling thread had selected.
+class DeviceScope {
+ public:
+  explicit DeviceScope(int device) {
+    if (device < 0) return;  // the emulated device: no CUDA call at all
+    if (cudaGetDevice(&previous_) != cudaSuccess) previous_ = -1;
+    if (device != previous_) cudaSetDevice(device);
+  }
+  ~DeviceScope() {
+    if (previous_ >= 0) cudaSetDevice(previous_);
+  }
+  DeviceScope(const DeviceScope&) = delete;
+  DeviceScope& operator=(const DeviceScope&) = delete;
+
+ private:
+  int previous_ = -1;
+};
+
 Status pointerDevice(const void* p, int* device) {
   cudaPointerAttributes attr{};
   STRATA_CHECK(cudaCheck(cudaPointerGetAttributes(&attr, p), "cudaPointerGetAttributes"));
@@ -332,6 +351,7 @@ Status runDeviceCollective(strataComm* comm, const CollectiveArgs& args, const v
   int device = -1;
 #ifdef STRATA_HAVE_CUDA
   if (!emulated) STRATA_CHECK(pointerDevice(probe, &device));
+  DeviceScope scope(device);
 #endif
   DevicePath* dp = nullptr;
   STRATA_CHECK(ensurePath(comm, emulated, device, &dp));
@@ -353,7 +373,7 @@ Status runDeviceCollective(strataComm* comm, const CollectiveArgs& args, const v
   if (!s.ok()) return s.withContext(strformat("%s #%llu", collectiveName(args.coll), seq));
 
   if (!dp->async) {
-    STRATA_CHECK(synchronizeStream(stream));
+    STRATA_CHECK(synchronizeStream(stream, comm->config.timeoutSeconds));
     s = runPlan(comm, *dp, *cached, send, recv, seq);
     if (!s.ok() && s.code() != strataInvalidArgument && s.code() != strataInvalidUsage) comm->fatal = s;
     return s;

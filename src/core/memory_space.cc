@@ -2,6 +2,8 @@
 
 #ifdef STRATA_HAVE_CUDA
 #include <cuda_runtime.h>
+
+#include "kernels/cuda/cuda_compute.h"
 #endif
 
 namespace strata {
@@ -39,14 +41,20 @@ MemorySpace classifyPointer(const void* ptr) {
 #endif
 }
 
-Status synchronizeStream(cudaStream_t stream) {
+Status synchronizeStream(cudaStream_t stream, double timeoutSeconds) {
   if (stream == nullptr) return Status::Ok();
 #ifdef STRATA_HAVE_CUDA
   STRATA_REQUIRE(cudaAvailable(), strataInvalidArgument, "a CUDA stream was given but no CUDA device is usable");
-  const cudaError_t rc = cudaStreamSynchronize(stream);
-  STRATA_REQUIRE(rc == cudaSuccess, strataUnhandledCudaError, "cudaStreamSynchronize failed: %s",
-                 cudaGetErrorString(rc));
-  return Status::Ok();
+  // Bounded: an event after the stream's work, polled until the timeout.
+  cudaEvent_t event = nullptr;
+  cudaError_t rc = cudaEventCreateWithFlags(&event, cudaEventDisableTiming);
+  STRATA_REQUIRE(rc == cudaSuccess, strataUnhandledCudaError, "cudaEventCreate: %s", cudaGetErrorString(rc));
+  rc = cudaEventRecord(event, stream);
+  Status s = rc == cudaSuccess ? waitForEvent(event, timeoutSeconds, "the work queued before this call on its stream")
+                               : makeStatus(strataUnhandledCudaError, "cudaEventRecord on the caller's stream: %s",
+                                            cudaGetErrorString(rc));
+  cudaEventDestroy(event);
+  return s;
 #else
   return makeStatus(strataInvalidArgument, "a CUDA stream was given to a build without CUDA (pass 0)");
 #endif

@@ -14,6 +14,7 @@ bool cudaAvailable();
 // Host for host memory (pageable, pinned, or registered), device for device or managed memory.
 MemorySpace classifyPointer(const void* ptr);
 // Waits for prior work on `stream` (host collectives called with a non-null stream).
-Status synchronizeStream(cudaStream_t stream);
+// Bounded by `timeoutSeconds` (strataTimeout naming the stream's work).
+Status synchronizeStream(cudaStream_t stream, double timeoutSeconds);
 
 }  // namespace strata
