@@ -20,26 +20,26 @@ constexpr int kVectorBytes = 16;
 template <typename T>
 struct DevTraits {
   using Acc = T;
-  __device__ __forceinline__ static Acc load(T v) { return v; }
-  __device__ __forceinline__ static T store(Acc v) { return v; }
+  __host__ __device__ __forceinline__ static Acc load(T v) { return v; }
+  __host__ __device__ __forceinline__ static T store(Acc v) { return v; }
 };
 template <>
 struct DevTraits<__half> {
   using Acc = float;
-  __device__ __forceinline__ static Acc load(__half v) { return __half2float(v); }
-  __device__ __forceinline__ static __half store(Acc v) { return __float2half_rn(v); }
+  __host__ __device__ __forceinline__ static Acc load(__half v) { return __half2float(v); }
+  __host__ __device__ __forceinline__ static __half store(Acc v) { return __float2half_rn(v); }
 };
 template <>
 struct DevTraits<__nv_bfloat16> {
   using Acc = float;
-  __device__ __forceinline__ static Acc load(__nv_bfloat16 v) { return __bfloat162float(v); }
-  __device__ __forceinline__ static __nv_bfloat16 store(Acc v) { return __float2bfloat16_rn(v); }
+  __host__ __device__ __forceinline__ static Acc load(__nv_bfloat16 v) { return __bfloat162float(v); }
+  __host__ __device__ __forceinline__ static __nv_bfloat16 store(Acc v) { return __float2bfloat16_rn(v); }
 };
 
 // Integer arithmetic in the unsigned type of the same width (narrow types promoted to unsigned
 // int), so signed overflow wraps as on the host instead of being undefined.
 template <typename A>
-__device__ __forceinline__ A devAdd(A a, A b) {
+__host__ __device__ __forceinline__ A devAdd(A a, A b) {
   if constexpr (std::is_integral_v<A>) {
     using U = std::conditional_t<(sizeof(A) < sizeof(unsigned)), unsigned, std::make_unsigned_t<A>>;
     return static_cast<A>(static_cast<U>(a) + static_cast<U>(b));
@@ -48,7 +48,7 @@ __device__ __forceinline__ A devAdd(A a, A b) {
   }
 }
 template <typename A>
-__device__ __forceinline__ A devMul(A a, A b) {
+__host__ __device__ __forceinline__ A devMul(A a, A b) {
   if constexpr (std::is_integral_v<A>) {
     using U = std::conditional_t<(sizeof(A) < sizeof(unsigned)), unsigned, std::make_unsigned_t<A>>;
     return static_cast<A>(static_cast<U>(a) * static_cast<U>(b));
@@ -59,19 +59,19 @@ __device__ __forceinline__ A devMul(A a, A b) {
 
 struct DevSum {
   template <typename A>
-  __device__ __forceinline__ static A apply(A a, A b) { return devAdd(a, b); }
+  __host__ __device__ __forceinline__ static A apply(A a, A b) { return devAdd(a, b); }
 };
 struct DevProd {
   template <typename A>
-  __device__ __forceinline__ static A apply(A a, A b) { return devMul(a, b); }
+  __host__ __device__ __forceinline__ static A apply(A a, A b) { return devMul(a, b); }
 };
 struct DevMax {
   template <typename A>
-  __device__ __forceinline__ static A apply(A a, A b) { return a < b ? b : a; }
+  __host__ __device__ __forceinline__ static A apply(A a, A b) { return a < b ? b : a; }
 };
 struct DevMin {
   template <typename A>
-  __device__ __forceinline__ static A apply(A a, A b) { return b < a ? b : a; }
+  __host__ __device__ __forceinline__ static A apply(A a, A b) { return b < a ? b : a; }
 };
 
 // The arguments of one N-input reduction: dst0[i] (and dst1[i] when set: reduce-copy) =
@@ -87,15 +87,19 @@ struct ReduceArgs {
 };
 
 template <typename T>
-__device__ __forceinline__ T finishValue(typename DevTraits<T>::Acc acc, int divisor) {
-  using Acc = typename DevTraits<T>::Acc;
-  if (divisor > 0) acc = acc / static_cast<Acc>(divisor);  // integers truncate toward zero, as C
-  return DevTraits<T>::store(acc);
+__host__ __device__ __forceinline__ T finishValue(typename DevTraits<T>::Acc acc, int divisor) {
+  using Tr = DevTraits<T>;
+  using Acc = typename Tr::Acc;
+  // The fused average rounds the sum to the storage type first, then divides: bit for bit what a
+  // reduce followed by a separate divide step gives (for the 16-bit floats the two roundings
+  // differ from one). Integers truncate toward zero, as C.
+  if (divisor > 0) acc = Tr::load(Tr::store(acc)) / static_cast<Acc>(divisor);
+  return Tr::store(acc);
 }
 
 // One element i, scalar loads: heads, tails and misaligned buffers.
 template <typename T, typename Op>
-__device__ __forceinline__ void reduceScalar(const ReduceArgs& a, size_t i) {
+__host__ __device__ __forceinline__ void reduceScalar(const ReduceArgs& a, size_t i) {
   using Tr = DevTraits<T>;
   using Acc = typename Tr::Acc;
   Acc acc = Tr::load(static_cast<const T*>(a.srcs[0])[i]);
@@ -109,7 +113,7 @@ __device__ __forceinline__ void reduceScalar(const ReduceArgs& a, size_t i) {
 // Inputs are read four at a time before they are combined so several loads are in flight per
 // thread; the accumulator stays in registers.
 template <typename T, typename Op>
-__device__ __forceinline__ void reduceVector(const ReduceArgs& a, size_t e) {
+__host__ __device__ __forceinline__ void reduceVector(const ReduceArgs& a, size_t e) {
   using Tr = DevTraits<T>;
   using Acc = typename Tr::Acc;
   constexpr int V = kVectorBytes / sizeof(T);
@@ -174,14 +178,35 @@ __host__ __device__ inline VectorSplit splitForVectors(const ReduceArgs& a) {
   return s;
 }
 
-// Block-cooperative reduction of elements [begin, end) of `a` (a chunk): the block's threads
-// stride over the chunk's vectors and then its scalars. Every kernel below is a grid of these;
-// a pipelined tree's node reduces each arriving chunk with one call.
+// Where a thread sits in the grid. The kernels pass CUDA's built-ins; the host test of the kernels'
+// logic (tests/gpu/kernel_logic_test.cu, which runs without a GPU) walks every thread of a grid.
+struct ThreadIndex {
+  size_t block, blocks, thread, threads;
+};
+
+// Block-cooperative reduction of vectors [vecBegin, vecEnd) of `a` (a chunk): the block's threads
+// stride over the chunk. A pipelined tree's node reduces each arriving chunk with one call.
 template <typename T, typename Op>
-__device__ __forceinline__ void blockReduceChunk(const ReduceArgs& a, const VectorSplit& split, size_t vecBegin,
-                                                 size_t vecEnd) {
+__host__ __device__ __forceinline__ void blockReduceChunk(const ReduceArgs& a, const VectorSplit& split,
+                                                          size_t vecBegin, size_t vecEnd, const ThreadIndex& t) {
   constexpr size_t V = kVectorBytes / sizeof(T);
-  for (size_t v = vecBegin + threadIdx.x; v < vecEnd; v += blockDim.x) reduceVector<T, Op>(a, split.head + v * V);
+  for (size_t v = vecBegin + t.thread; v < vecEnd; v += t.threads) reduceVector<T, Op>(a, split.head + v * V);
+}
+
+// One thread's share of a whole reduction: blocks take one block's worth of vectors at a time in a
+// grid stride (blockReduceChunk), then the scalar head and tail go grid-strided over all threads.
+template <typename T, typename Op>
+__host__ __device__ __forceinline__ void reduceAsThread(const ReduceArgs& a, const VectorSplit& split,
+                                                        const ThreadIndex& t) {
+  for (size_t begin = t.block * t.threads; begin < split.vecs; begin += t.blocks * t.threads) {
+    const size_t end = begin + t.threads < split.vecs ? begin + t.threads : split.vecs;
+    blockReduceChunk<T, Op>(a, split, begin, end, t);
+  }
+  constexpr size_t V = kVectorBytes / sizeof(T);
+  const size_t tid = t.block * t.threads + t.thread;
+  const size_t stride = t.blocks * t.threads;
+  for (size_t i = tid; i < split.head; i += stride) reduceScalar<T, Op>(a, i);
+  for (size_t i = split.head + split.vecs * V + tid; i < a.count; i += stride) reduceScalar<T, Op>(a, i);
 }
 
 // Warp, then block, reduction of one value per thread (shuffles, then one word of shared memory

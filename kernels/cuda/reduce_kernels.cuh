@@ -8,21 +8,10 @@
 
 namespace strata::cuda {
 
-// A grid of persistent blocks: block b reduces vectors b, b + grid, ... in strides of one block's
-// worth (blockReduceChunk), then the grid-strided scalar head and tail.
+// A grid of persistent blocks, each thread doing reduceAsThread's share.
 template <typename T, typename Op>
 __global__ void __launch_bounds__(kThreads) reduceKernel(ReduceArgs a, VectorSplit split) {
-  const size_t perBlock = blockDim.x;
-  for (size_t begin = static_cast<size_t>(blockIdx.x) * perBlock; begin < split.vecs;
-       begin += static_cast<size_t>(gridDim.x) * perBlock) {
-    const size_t end = begin + perBlock < split.vecs ? begin + perBlock : split.vecs;
-    blockReduceChunk<T, Op>(a, split, begin, end);
-  }
-  constexpr size_t V = kVectorBytes / sizeof(T);
-  const size_t tid = static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  const size_t stride = static_cast<size_t>(gridDim.x) * blockDim.x;
-  for (size_t i = tid; i < split.head; i += stride) reduceScalar<T, Op>(a, i);
-  for (size_t i = split.head + split.vecs * V + tid; i < a.count; i += stride) reduceScalar<T, Op>(a, i);
+  reduceAsThread<T, Op>(a, split, ThreadIndex{blockIdx.x, gridDim.x, threadIdx.x, blockDim.x});
 }
 
 template <typename T, typename Op>
