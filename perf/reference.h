@@ -39,6 +39,9 @@ class GuardedBuffer {
   size_t bytes() const { return bytes_; }
   bool guardsIntact() const;
   void fill(unsigned char byte);
+  // The whole allocation, guards included (to mirror it elsewhere, e.g. into device memory).
+  unsigned char* whole() { return storage_.data(); }
+  size_t wholeBytes() const { return storage_.size(); }
 
  private:
   static constexpr size_t kGuard = 64;

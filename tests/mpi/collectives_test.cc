@@ -58,10 +58,14 @@ std::string runAndCheck(strataComm_t comm, const CallCase& c) {
       for (size_t i = 0; i < n; ++i) writeValue(c.type, want.data(), i, reduceReference(c.type, c.op, p, i, c.seed));
       if (c.inPlace) {
         std::memcpy(recv.data(), input.data(), n * es);
-        rc = strataAllReduce(recv.data(), recv.data(), n, c.type, c.op, comm, nullptr);
+        rc = onDevice({&send, &recv}, [&](const Translate& X, cudaStream_t st) {
+          return strataAllReduce(X(recv.data()), X(recv.data()), n, c.type, c.op, comm, st);
+        });
       } else {
         std::memcpy(send.data(), input.data(), n * es);
-        rc = strataAllReduce(send.data(), recv.data(), n, c.type, c.op, comm, nullptr);
+        rc = onDevice({&send, &recv}, [&](const Translate& X, cudaStream_t st) {
+          return strataAllReduce(X(send.data()), X(recv.data()), n, c.type, c.op, comm, st);
+        });
         check(send.data(), input.data(), n, "send buffer changed");
       }
       if (rc == strataSuccess) check(recv.data(), want.data(), n, "recvbuff");
@@ -75,11 +79,15 @@ std::string runAndCheck(strataComm_t comm, const CallCase& c) {
       fillInput(c.type, c.op, c.root, want.data(), 0, n, c.seed);
       if (c.inPlace) {
         if (isRoot) std::memcpy(recv.data(), want.data(), n * es);
-        rc = strataBroadcast(recv.data(), recv.data(), n, c.type, c.root, comm, nullptr);
+        rc = onDevice({&send, &recv}, [&](const Translate& X, cudaStream_t st) {
+          return strataBroadcast(X(recv.data()), X(recv.data()), n, c.type, c.root, comm, st);
+        });
       } else {
         if (isRoot) std::memcpy(send.data(), want.data(), n * es);
         // Non-roots pass no send buffer: it must not be read.
-        rc = strataBroadcast(isRoot ? send.data() : nullptr, recv.data(), n, c.type, c.root, comm, nullptr);
+        rc = onDevice({&send, &recv}, [&](const Translate& X, cudaStream_t st) {
+          return strataBroadcast(X(isRoot ? send.data() : nullptr), X(recv.data()), n, c.type, c.root, comm, st);
+        });
       }
       if (rc == strataSuccess) check(recv.data(), want.data(), n, "recvbuff");
       guards(send, "sendbuff");
@@ -93,11 +101,15 @@ std::string runAndCheck(strataComm_t comm, const CallCase& c) {
       for (size_t i = 0; i < n; ++i) writeValue(c.type, want.data(), i, reduceReference(c.type, c.op, p, i, c.seed));
       if (c.inPlace) {
         std::memcpy(recv.data(), input.data(), n * es);
-        rc = strataReduce(recv.data(), recv.data(), n, c.type, c.op, c.root, comm, nullptr);
+        rc = onDevice({&send, &recv}, [&](const Translate& X, cudaStream_t st) {
+          return strataReduce(X(recv.data()), X(recv.data()), n, c.type, c.op, c.root, comm, st);
+        });
         if (rc == strataSuccess) check(recv.data(), isRoot ? want.data() : input.data(), n, isRoot ? "recvbuff" : "non-root buffer");
       } else {
         std::memcpy(send.data(), input.data(), n * es);
-        rc = strataReduce(send.data(), recv.data(), n, c.type, c.op, c.root, comm, nullptr);
+        rc = onDevice({&send, &recv}, [&](const Translate& X, cudaStream_t st) {
+          return strataReduce(X(send.data()), X(recv.data()), n, c.type, c.op, c.root, comm, st);
+        });
         if (rc == strataSuccess) check(recv.data(), isRoot ? want.data() : untouched.data(), n, isRoot ? "recvbuff" : "non-root recvbuff written");
         check(send.data(), input.data(), n, "send buffer changed");
       }
@@ -112,10 +124,14 @@ std::string runAndCheck(strataComm_t comm, const CallCase& c) {
       char* mine = static_cast<char*>(recv.data()) + static_cast<size_t>(me) * n * es;
       if (c.inPlace) {
         fillInput(c.type, c.op, me, mine, 0, n, c.seed);
-        rc = strataAllGather(mine, recv.data(), n, c.type, comm, nullptr);
+        rc = onDevice({&send, &recv}, [&](const Translate& X, cudaStream_t st) {
+          return strataAllGather(X(mine), X(recv.data()), n, c.type, comm, st);
+        });
       } else {
         fillInput(c.type, c.op, me, send.data(), 0, n, c.seed);
-        rc = strataAllGather(send.data(), recv.data(), n, c.type, comm, nullptr);
+        rc = onDevice({&send, &recv}, [&](const Translate& X, cudaStream_t st) {
+          return strataAllGather(X(send.data()), X(recv.data()), n, c.type, comm, st);
+        });
       }
       if (rc == strataSuccess) check(recv.data(), want.data(), np, "recvbuff");
       guards(send, "sendbuff");
@@ -132,10 +148,14 @@ std::string runAndCheck(strataComm_t comm, const CallCase& c) {
       std::memcpy(send.data(), input.data(), np * es);
       if (c.inPlace) {
         char* mine = static_cast<char*>(send.data()) + static_cast<size_t>(me) * n * es;
-        rc = strataReduceScatter(send.data(), mine, n, c.type, c.op, comm, nullptr);
+        rc = onDevice({&send, &recv}, [&](const Translate& X, cudaStream_t st) {
+          return strataReduceScatter(X(send.data()), X(mine), n, c.type, c.op, comm, st);
+        });
         if (rc == strataSuccess) check(mine, want.data(), n, "recvbuff (in place)");
       } else {
-        rc = strataReduceScatter(send.data(), recv.data(), n, c.type, c.op, comm, nullptr);
+        rc = onDevice({&send, &recv}, [&](const Translate& X, cudaStream_t st) {
+          return strataReduceScatter(X(send.data()), X(recv.data()), n, c.type, c.op, comm, st);
+        });
         if (rc == strataSuccess) check(recv.data(), want.data(), n, "recvbuff");
         check(send.data(), input.data(), np, "send buffer changed");
       }
@@ -151,11 +171,15 @@ std::string runAndCheck(strataComm_t comm, const CallCase& c) {
       if (c.inPlace && isRoot) {
         char* mine = static_cast<char*>(recv.data()) + static_cast<size_t>(me) * n * es;
         std::memcpy(mine, input.data(), n * es);
-        rc = strataGather(mine, recv.data(), n, c.type, c.root, comm, nullptr);
+        rc = onDevice({&send, &recv}, [&](const Translate& X, cudaStream_t st) {
+          return strataGather(X(mine), X(recv.data()), n, c.type, c.root, comm, st);
+        });
       } else {
         std::memcpy(send.data(), input.data(), n * es);
         // Non-roots pass no receive buffer: it must not be touched.
-        rc = strataGather(send.data(), isRoot ? recv.data() : nullptr, n, c.type, c.root, comm, nullptr);
+        rc = onDevice({&send, &recv}, [&](const Translate& X, cudaStream_t st) {
+          return strataGather(X(send.data()), X(isRoot ? recv.data() : nullptr), n, c.type, c.root, comm, st);
+        });
         check(send.data(), input.data(), n, "send buffer changed");
       }
       if (rc == strataSuccess && isRoot) check(recv.data(), want.data(), np, "recvbuff");
@@ -171,11 +195,15 @@ std::string runAndCheck(strataComm_t comm, const CallCase& c) {
       if (isRoot) std::memcpy(send.data(), input.data(), np * es);
       if (c.inPlace && isRoot) {
         char* mine = static_cast<char*>(send.data()) + static_cast<size_t>(me) * n * es;
-        rc = strataScatter(send.data(), mine, n, c.type, c.root, comm, nullptr);
+        rc = onDevice({&send, &recv}, [&](const Translate& X, cudaStream_t st) {
+          return strataScatter(X(send.data()), X(mine), n, c.type, c.root, comm, st);
+        });
         if (rc == strataSuccess) check(mine, want.data(), n, "recvbuff (in place)");
         if (rc == strataSuccess) check(send.data(), input.data(), np, "root's buffer changed");
       } else {
-        rc = strataScatter(isRoot ? send.data() : nullptr, recv.data(), n, c.type, c.root, comm, nullptr);
+        rc = onDevice({&send, &recv}, [&](const Translate& X, cudaStream_t st) {
+          return strataScatter(X(isRoot ? send.data() : nullptr), X(recv.data()), n, c.type, c.root, comm, st);
+        });
         if (rc == strataSuccess) check(recv.data(), want.data(), n, "recvbuff");
         if (isRoot) check(send.data(), input.data(), np, "send buffer changed");
       }
@@ -192,10 +220,14 @@ std::string runAndCheck(strataComm_t comm, const CallCase& c) {
       }
       if (c.inPlace) {
         std::memcpy(recv.data(), input.data(), np * es);
-        rc = strataAlltoAll(recv.data(), recv.data(), n, c.type, comm, nullptr);
+        rc = onDevice({&send, &recv}, [&](const Translate& X, cudaStream_t st) {
+          return strataAlltoAll(X(recv.data()), X(recv.data()), n, c.type, comm, st);
+        });
       } else {
         std::memcpy(send.data(), input.data(), np * es);
-        rc = strataAlltoAll(send.data(), recv.data(), n, c.type, comm, nullptr);
+        rc = onDevice({&send, &recv}, [&](const Translate& X, cudaStream_t st) {
+          return strataAlltoAll(X(send.data()), X(recv.data()), n, c.type, comm, st);
+        });
         check(send.data(), input.data(), np, "send buffer changed");
       }
       if (rc == strataSuccess) check(recv.data(), want.data(), np, "recvbuff");
@@ -216,12 +248,16 @@ std::string runAndCheck(strataComm_t comm, const CallCase& c) {
       }
       if (c.inPlace) {
         std::memcpy(recv.data(), input.data(), n * es);
-        rc = ex ? strataExscan(recv.data(), recv.data(), n, c.type, c.op, comm, nullptr)
-                : strataScan(recv.data(), recv.data(), n, c.type, c.op, comm, nullptr);
+        rc = onDevice({&send, &recv}, [&](const Translate& X, cudaStream_t st) {
+          return ex ? strataExscan(X(recv.data()), X(recv.data()), n, c.type, c.op, comm, st)
+                    : strataScan(X(recv.data()), X(recv.data()), n, c.type, c.op, comm, st);
+        });
       } else {
         std::memcpy(send.data(), input.data(), n * es);
-        rc = ex ? strataExscan(send.data(), recv.data(), n, c.type, c.op, comm, nullptr)
-                : strataScan(send.data(), recv.data(), n, c.type, c.op, comm, nullptr);
+        rc = onDevice({&send, &recv}, [&](const Translate& X, cudaStream_t st) {
+          return ex ? strataExscan(X(send.data()), X(recv.data()), n, c.type, c.op, comm, st)
+                    : strataScan(X(send.data()), X(recv.data()), n, c.type, c.op, comm, st);
+        });
         check(send.data(), input.data(), n, "send buffer changed");
       }
       if (rc == strataSuccess) check(recv.data(), want.data(), n, "recvbuff");
@@ -238,10 +274,14 @@ std::string runAndCheck(strataComm_t comm, const CallCase& c) {
       fillInput(c.type, c.op, from, want.data(), 0, n, c.seed);
       if (c.inPlace) {
         std::memcpy(recv.data(), input.data(), n * es);
-        rc = strataShift(recv.data(), recv.data(), n, c.type, shift, comm, nullptr);
+        rc = onDevice({&send, &recv}, [&](const Translate& X, cudaStream_t st) {
+          return strataShift(X(recv.data()), X(recv.data()), n, c.type, shift, comm, st);
+        });
       } else {
         std::memcpy(send.data(), input.data(), n * es);
-        rc = strataShift(send.data(), recv.data(), n, c.type, shift, comm, nullptr);
+        rc = onDevice({&send, &recv}, [&](const Translate& X, cudaStream_t st) {
+          return strataShift(X(send.data()), X(recv.data()), n, c.type, shift, comm, st);
+        });
         check(send.data(), input.data(), n, "send buffer changed");
       }
       if (rc == strataSuccess) check(recv.data(), want.data(), n, "recvbuff");

@@ -29,6 +29,10 @@ int main(int argc, char** argv) {
   int provided = 0;
   MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
   ::testing::InitGoogleTest(&argc, argv);
+  if (!strata::test::deviceModeUsable()) {  // STRATA_TEST_DEVICE=1 without a GPU: nothing to test
+    MPI_Finalize();
+    return 0;
+  }
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   auto& listeners = ::testing::UnitTest::GetInstance()->listeners();

@@ -6,6 +6,9 @@
 #include <map>
 #include <sstream>
 
+#ifdef STRATA_HAVE_CUDA
+#include <cuda_runtime.h>
+#endif
 
 namespace strata::test {
 
@@ -69,6 +72,70 @@ bool allRanksOk(bool localOk) {
   int ok = localOk ? 1 : 0, all = 0;
   MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
   return all == 1;
+}
+
+bool testOnDevice() {
+  static const bool on = [] {
+    const char* e = std::getenv("STRATA_TEST_DEVICE");
+    if (e == nullptr || std::atoi(e) <= 0) return false;
+#ifdef STRATA_HAVE_CUDA
+    int n = 0;
+    if (cudaGetDeviceCount(&n) != cudaSuccess || n == 0) {
+      cudaGetLastError();
+      return false;
+    }
+    cudaSetDevice(worldRank() % n);  // several ranks share a GPU on a one-GPU machine
+    return true;
+#else
+    return false;
+#endif
+  }();
+  return on;
+}
+
+bool deviceModeUsable() {
+  const char* e = std::getenv("STRATA_TEST_DEVICE");
+  if (e == nullptr || std::atoi(e) <= 0) return true;  // host mode: always usable
+  const bool all = allRanksOk(testOnDevice());
+  if (!all && worldRank() == 0) std::printf("STRATA_TEST_DEVICE=1 but a rank has no CUDA device: skipping\n");
+  return all;
+}
+
+void* Translate::operator()(const void* host) const {
+  if (host == nullptr) return nullptr;
+  const auto* h = static_cast<const unsigned char*>(host);
+  for (const auto& [buf, dev] : mirrors) {
+    if (h >= buf->whole() && h <= buf->whole() + buf->wholeBytes()) return static_cast<unsigned char*>(dev) + (h - buf->whole());
+  }
+  return const_cast<void*>(host);
+}
+
+strataResult_t onDevice(std::initializer_list<GuardedBuffer*> buffers,
+                        const std::function<strataResult_t(const Translate&, cudaStream_t)>& call) {
+  Translate t;
+  if (!testOnDevice()) return call(t, nullptr);
+#ifdef STRATA_HAVE_CUDA
+  static cudaStream_t stream = [] {
+    cudaStream_t s = nullptr;
+    cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
+    return s;
+  }();
+  for (GuardedBuffer* b : buffers) {
+    void* d = nullptr;
+    if (cudaMalloc(&d, b->wholeBytes()) != cudaSuccess) return strataUnhandledCudaError;
+    cudaMemcpy(d, b->whole(), b->wholeBytes(), cudaMemcpyHostToDevice);
+    t.mirrors.push_back({b, d});
+  }
+  const strataResult_t rc = call(t, stream);
+  const bool synced = cudaStreamSynchronize(stream) == cudaSuccess;
+  for (auto& [b, d] : t.mirrors) {
+    cudaMemcpy(b->whole(), d, b->wholeBytes(), cudaMemcpyDeviceToHost);
+    cudaFree(d);
+  }
+  return rc != strataSuccess ? rc : synced ? strataSuccess : strataUnhandledCudaError;
+#else
+  return call(t, nullptr);
+#endif
 }
 
 }  // namespace strata::test

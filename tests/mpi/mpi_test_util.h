@@ -7,6 +7,8 @@
 #include <strata/strata.h>
 
 #include <cstdint>
+#include <functional>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -26,5 +28,26 @@ std::vector<std::string> shapesFor(int p);
 
 // Collective agreement: true on every rank when `localOk` holds on every rank.
 bool allRanksOk(bool localOk);
+
+// The matrix on device buffers (STRATA_TEST_DEVICE=1, on a machine with a CUDA device): a call's
+// guarded host buffers, guards included, are copied into device memory, the call gets the device
+// addresses at the same offsets and a stream, and after the stream completes everything is
+// copied back, so the same host-side checks (values, untouched bytes, guards) judge the device
+// path. Without it the call runs on the host buffers unchanged.
+bool testOnDevice();
+// Agrees over MPI_COMM_WORLD: false (and says why on rank 0) when device mode was asked for but a
+// rank has no device, so the test binary can skip as a whole.
+bool deviceModeUsable();
+
+class Translate {
+ public:
+  // The device address of `host` (inside one of the mirrored buffers), or `host` itself.
+  void* operator()(const void* host) const;
+  std::vector<std::pair<GuardedBuffer*, void*>> mirrors;
+};
+
+// Runs `call(translate, stream)` on device mirrors of `buffers` (or on the host buffers).
+strataResult_t onDevice(std::initializer_list<GuardedBuffer*> buffers,
+                        const std::function<strataResult_t(const Translate&, cudaStream_t)>& call);
 
 }  // namespace strata::test
