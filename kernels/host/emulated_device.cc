@@ -146,6 +146,7 @@ class EmulatedDevice final : public DeviceRuntime {
   }
 
   void enqueueCompute(std::function<void()> task) { lanes_[0]->push(std::move(task)); }
+  double timeoutSeconds() const { return options_.timeoutSeconds; }
   void fail() { failed_.store(1); }
 
  private:
@@ -188,9 +189,14 @@ Status QueuedCompute::divide(void* data, size_t count, DataType type, int diviso
 Status QueuedCompute::synchronize() {
   DeviceMarker m = kNoMarker;
   STRATA_CHECK(dev_->record(DeviceLane::kCompute, &m));
+  const auto start = Clock::now();
   for (bool done = false; !done;) {
     STRATA_CHECK(dev_->query(m, &done));
-    if (!done) sched_yield();
+    if (done) break;
+    const double waited = std::chrono::duration<double>(Clock::now() - start).count();
+    STRATA_REQUIRE(waited <= dev_->timeoutSeconds(), strataTimeout,
+                   "timed out after %.1f s waiting for the emulated device's compute lane", waited);
+    sched_yield();
   }
   return Status::Ok();
 }

@@ -12,14 +12,16 @@ namespace strata {
 
 CostParams defaultCostParams() {
   // Defaults: `strata-perf --calibrate` with 2 ranks on the 2-core EPYC VM the project is developed
-  // on (Open MPI 4.1, shared memory): a message costs about 1 us over MPI and 0.6 us through the
-  // node team; data in cache moves at 4.6 GB/s over MPI and 8.7 GB/s through the node's segment,
-  // data streaming from DRAM at 1.8 and 3.5 GB/s. Calibrate on the target machine.
+  // on (Open MPI 4.1, shared memory), fitted to the current formulas (2026-11-22): a message costs
+  // about 1.4 us over MPI and 1.1 us through the node team; data in cache moves at 5.1 GB/s over
+  // MPI and 10.3 GB/s through the node's segment, data streaming from DRAM at 2.3 and 5.3 GB/s.
+  // The node's gamma fitted to zero: its reductions hide under the copies the betas already
+  // price. Calibrate on the target machine.
   CostParams p;
-  p.flat = LinkCost{1.0e-6, 2.2e-10, 3.8e-11};
-  p.flatMem = MemoryCosts{5.5e-10, 9.1e-11};
-  p.node = LinkCost{0.6e-6, 1.15e-10, 3.4e-11};
-  p.nodeMem = MemoryCosts{2.9e-10, 7.8e-11};
+  p.flat = LinkCost{1.40e-6, 1.95e-10, 6.2e-11};
+  p.flatMem = MemoryCosts{4.43e-10, 1.15e-10};
+  p.node = LinkCost{1.11e-6, 9.73e-11, 0.0};
+  p.nodeMem = MemoryCosts{1.87e-10, 0.0};
   p.lane = p.flat;
   p.laneMem = p.flatMem;
   p.cacheBytes = lastLevelCacheBytes();
