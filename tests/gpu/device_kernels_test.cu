@@ -13,6 +13,7 @@
 #include "kernels/compute_backend.h"
 #include "kernels/cuda/cuda_compute.h"
 #include "kernels/cuda/cuda_kernels.h"
+#include "tests/gpu/kernel_cases.h"
 
 namespace strata {
 namespace {
@@ -29,28 +30,7 @@ bool haveDevice() {
 #define SKIP_WITHOUT_DEVICE() \
   if (!haveDevice()) GTEST_SKIP() << "no CUDA device"
 
-// Random bytes that are valid values of `type` (small integers, finite floats of mixed sign), so
-// sums and products stay away from overflow-to-inf for the floating types and the host twin
-// and the device must agree bit for bit.
-std::vector<uint8_t> randomValues(DataType type, size_t count, unsigned seed) {
-  std::vector<uint8_t> out(count * dataTypeSize(type));
-  std::mt19937 rng(seed);
-  std::uniform_int_distribution<int> small(-4, 4);
-  std::uniform_real_distribution<float> real(-2.0f, 2.0f);
-  for (size_t i = 0; i < count; ++i) {
-    uint8_t* p = out.data() + i * dataTypeSize(type);
-    switch (type) {
-      case strataInt8: case strataUint8: { const int8_t v = static_cast<int8_t>(small(rng)); std::memcpy(p, &v, 1); break; }
-      case strataInt32: case strataUint32: { const int32_t v = small(rng) * 1000 + static_cast<int32_t>(rng() % 7); std::memcpy(p, &v, 4); break; }
-      case strataInt64: case strataUint64: { const int64_t v = static_cast<int64_t>(small(rng)) << 33; std::memcpy(p, &v, 8); break; }
-      case strataFloat16: { const Half h = floatToHalf(real(rng)); std::memcpy(p, &h, 2); break; }
-      case strataBfloat16: { const BFloat16 b = floatToBf16(real(rng)); std::memcpy(p, &b, 2); break; }
-      case strataFloat32: { const float f = real(rng); std::memcpy(p, &f, 4); break; }
-      case strataFloat64: { const double d = real(rng); std::memcpy(p, &d, 8); break; }
-    }
-  }
-  return out;
-}
+using test::randomValues;
 
 struct DeviceBytes {
   thrust::device_vector<uint8_t> v;
@@ -62,50 +42,36 @@ struct DeviceBytes {
 
 TEST(DeviceKernels, ReduceMatchesHostTwinBitForBit) {
   SKIP_WITHOUT_DEVICE();
-  const size_t counts[] = {0, 1, 7, 31, 1031, 65537};
-  const int inputs[] = {1, 2, 3, 5, 8, 16};
   unsigned seed = 1;
-  for (int t = 0; t < kNumDataTypes; ++t) {
-    const DataType type = static_cast<DataType>(t);
-    const size_t es = dataTypeSize(type);
-    for (int o = 0; o < kNumRedOps; ++o) {
-      const RedOp op = static_cast<RedOp>(o);
-      for (int n : inputs) {
-        for (size_t count : counts) {
-          for (int mode : {0, 1, 2}) {
-            // 0: every buffer 16-byte aligned (vectors only); 1: every buffer one element off (a
-            // scalar head, then vectors); 2: the last input one element further off (no common
-            // alignment: scalars only).
-            const size_t misalign = mode == 0 ? 0 : 1;
-            std::vector<std::vector<uint8_t>> host(n);
-            std::vector<DeviceBytes> dev;
-            std::vector<const void*> hostPtrs(n), devPtrs(n);
-            for (int k = 0; k < n; ++k) {
-              host[k] = randomValues(type, count, seed++);
-              std::vector<uint8_t> padded((count + 3) * es, 0);
-              const size_t off = (misalign + (k == n - 1 && mode == 2 ? 1 : 0)) * es;
-              std::memcpy(padded.data() + off, host[k].data(), host[k].size());
-              dev.emplace_back(padded);
-              hostPtrs[k] = host[k].data();
-            }
-            for (int k = 0; k < n; ++k) devPtrs[k] = dev[k].ptr((misalign + (k == n - 1 && mode == 2 ? 1 : 0)) * es);
-            DeviceBytes out((count + 3) * es), copyOut((count + 3) * es);
-            std::vector<uint8_t> want(count * es);
-            ASSERT_TRUE(hostComputeBackend().reduce(want.data(), hostPtrs.data(), n, count, type, op).ok());
-            ASSERT_TRUE(cuda::launchReduce(out.ptr(misalign * es), copyOut.ptr(misalign * es), devPtrs.data(), n, count,
-                                           type, op, 0, nullptr).ok());
-            ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-            const std::vector<uint8_t> got = out.host(), got2 = copyOut.host();
-            ASSERT_EQ(std::memcmp(got.data() + misalign * es, want.data(), want.size()), 0)
-                << dataTypeName(type) << " " << redOpName(op) << " n=" << n << " count=" << count << " alignment mode " << mode;
-            ASSERT_EQ(std::memcmp(got2.data() + misalign * es, want.data(), want.size()), 0) << "reduce-copy's second output";
-            for (size_t b = 0; b < misalign * es; ++b) ASSERT_EQ(got[b], 0xAB) << "wrote before the output";
-            for (size_t b = (misalign + count) * es; b < got.size(); ++b) ASSERT_EQ(got[b], 0xAB) << "wrote past the output";
-          }
-        }
-      }
+  test::forEachReduceCase({0, 1, 7, 31, 1031, 65537}, {1, 2, 3, 5, 8, 16}, [&](DataType type, RedOp op, int n,
+                                                                                size_t count, int mode) -> bool {
+    const size_t es = dataTypeSize(type), misalign = mode == 0 ? 0 : es;
+    std::vector<std::vector<uint8_t>> host(static_cast<size_t>(n));
+    std::vector<DeviceBytes> dev;
+    std::vector<const void*> hostPtrs(static_cast<size_t>(n)), devPtrs(static_cast<size_t>(n));
+    for (int k = 0; k < n; ++k) {
+      host[k] = randomValues(type, count, seed++);
+      std::vector<uint8_t> padded((count + 3) * es, 0);
+      std::memcpy(padded.data() + test::inputMisalignment(mode, k, n, es), host[k].data(), host[k].size());
+      dev.emplace_back(padded);
+      hostPtrs[k] = host[k].data();
     }
-  }
+    for (int k = 0; k < n; ++k) devPtrs[k] = dev[k].ptr(test::inputMisalignment(mode, k, n, es));
+    DeviceBytes out((count + 3) * es), copyOut((count + 3) * es);
+    std::vector<uint8_t> want(count * es);
+    EXPECT_TRUE(hostComputeBackend().reduce(want.data(), hostPtrs.data(), n, count, type, op).ok());
+    EXPECT_TRUE(cuda::launchReduce(out.ptr(misalign), copyOut.ptr(misalign), devPtrs.data(), n, count, type, op, 0,
+                                   nullptr).ok());
+    EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    const std::vector<uint8_t> got = out.host(), got2 = copyOut.host();
+    bool ok = std::memcmp(got.data() + misalign, want.data(), want.size()) == 0 &&
+              std::memcmp(got2.data() + misalign, want.data(), want.size()) == 0;
+    for (size_t b = 0; b < misalign; ++b) ok &= got[b] == 0xAB;
+    for (size_t b = misalign + count * es; b < got.size(); ++b) ok &= got[b] == 0xAB;
+    EXPECT_TRUE(ok) << dataTypeName(type) << " " << redOpName(op) << " n=" << n << " count=" << count
+                    << " alignment mode " << mode << ": wrong values, or bytes written outside the outputs";
+    return ok;
+  });
 }
 
 TEST(DeviceKernels, InPlaceAndFusedAverage) {

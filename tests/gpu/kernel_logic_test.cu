@@ -13,6 +13,7 @@
 
 #include "kernels/compute_backend.h"
 #include "kernels/cuda/device_ops.cuh"
+#include "tests/gpu/kernel_cases.h"
 
 namespace strata::cuda {
 namespace {
@@ -62,77 +63,46 @@ void runGridTyped(DataType type, const ReduceArgs& a, RedOp op, size_t blocks, s
   }
 }
 
-// Values valid in `type`, small enough that no sum or product overflows a float format.
-void fillRandom(DataType type, void* dst, size_t count, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> real(-2.0f, 2.0f);
-  const size_t es = dataTypeSize(type);
-  for (size_t i = 0; i < count; ++i) {
-    unsigned char* p = static_cast<unsigned char*>(dst) + i * es;
-    const int small = static_cast<int>(rng() % 9) - 4;
-    switch (type) {
-      case strataInt8: case strataUint8: { const int8_t v = static_cast<int8_t>(small); std::memcpy(p, &v, 1); break; }
-      case strataInt32: case strataUint32: { const int32_t v = small * 77777; std::memcpy(p, &v, 4); break; }
-      case strataInt64: case strataUint64: { const int64_t v = static_cast<int64_t>(small) << 35; std::memcpy(p, &v, 8); break; }
-      case strataFloat16: { const Half h = floatToHalf(real(rng)); std::memcpy(p, &h, 2); break; }
-      case strataBfloat16: { const BFloat16 b = floatToBf16(real(rng)); std::memcpy(p, &b, 2); break; }
-      case strataFloat32: { const float f = real(rng); std::memcpy(p, &f, 4); break; }
-      case strataFloat64: { const double d = real(rng); std::memcpy(p, &d, 8); break; }
-    }
-  }
-}
-
 TEST(KernelLogic, EveryThreadOfTheGridMatchesTheHostTwin) {
-  const size_t counts[] = {0, 1, 7, 31, 1031};
-  const int inputs[] = {1, 2, 3, 5, 16};
   const size_t grids[][2] = {{1, 32}, {3, 32}, {2, 7}};
   unsigned seed = 1;
   size_t cases = 0;
-  for (int t = 0; t < kNumDataTypes; ++t) {
-    const DataType type = static_cast<DataType>(t);
-    const size_t es = dataTypeSize(type);
-    for (int o = 0; o < kNumRedOps; ++o) {
-      const RedOp op = static_cast<RedOp>(o);
-      for (int n : inputs) {
-        for (size_t count : counts) {
-          for (int mode = 0; mode < 3; ++mode) {
-            // 0: all 16-byte aligned; 1: all one element off (scalar head, then vectors);
-            // 2: the last input one element further off (no common alignment: scalars only).
-            const size_t mis = mode == 0 ? 0 : es;
-            std::vector<Aligned> in;
-            std::vector<const void*> ptrs;
-            for (int k = 0; k < n; ++k) {
-              in.emplace_back(count * es, mis + (mode == 2 && k == n - 1 ? es : 0));
-              fillRandom(type, in.back().data, count, seed++);
-              ptrs.push_back(in.back().data);
-            }
-            std::vector<unsigned char> want(count * es + 1);
-            ASSERT_TRUE(hostComputeBackend().reduce(want.data(), ptrs.data(), n, count, type, op).ok());
-            const int divisor = op == strataAvg ? 3 : 0;
-            if (divisor) ASSERT_TRUE(hostComputeBackend().divide(want.data(), count, type, divisor).ok());
-            for (const auto& g : grids) {
-              Aligned out(count * es + es, mis), copy(count * es + es, mis);
-              ReduceArgs a;
-              for (int k = 0; k < n; ++k) a.srcs[k] = ptrs[static_cast<size_t>(k)];
-              a.dst0 = out.data;
-              a.dst1 = copy.data;
-              a.n = n;
-              a.divisor = divisor;
-              a.count = count;
-              runGridTyped(type, a, op, g[0], g[1]);
-              ASSERT_EQ(std::memcmp(out.data, want.data(), count * es), 0)
-                  << dataTypeName(type) << " " << redOpName(op) << " n=" << n << " count=" << count << " mode=" << mode
-                  << " grid " << g[0] << "x" << g[1];
-              ASSERT_EQ(std::memcmp(copy.data, want.data(), count * es), 0) << "reduce-copy's second output";
-              ASSERT_EQ(out.data[count * es], 0xAB) << "wrote past the output";
-              ASSERT_EQ(*(out.data - 1), 0xAB) << "wrote before the output";
-              ++cases;
-            }
-          }
-        }
-      }
+  test::forEachReduceCase({0, 1, 7, 31, 1031}, {1, 2, 3, 5, 16}, [&](DataType type, RedOp op, int n, size_t count,
+                                                                     int mode) -> bool {
+    const size_t es = dataTypeSize(type), mis = mode == 0 ? 0 : es;
+    std::vector<Aligned> in;
+    std::vector<const void*> ptrs;
+    for (int k = 0; k < n; ++k) {
+      in.emplace_back(count * es, test::inputMisalignment(mode, k, n, es));
+      const std::vector<uint8_t> values = test::randomValues(type, count, seed++);
+      if (!values.empty()) std::memcpy(in.back().data, values.data(), values.size());
+      ptrs.push_back(in.back().data);
     }
-  }
+    std::vector<unsigned char> want(count * es + 1);
+    EXPECT_TRUE(hostComputeBackend().reduce(want.data(), ptrs.data(), n, count, type, op).ok());
+    const int divisor = op == strataAvg ? 3 : 0;
+    if (divisor) EXPECT_TRUE(hostComputeBackend().divide(want.data(), count, type, divisor).ok());
+    for (const auto& g : grids) {
+      Aligned out(count * es + es, mis), copy(count * es + es, mis);
+      ReduceArgs a;
+      for (int k = 0; k < n; ++k) a.srcs[k] = ptrs[static_cast<size_t>(k)];
+      a.dst0 = out.data;
+      a.dst1 = copy.data;
+      a.n = n;
+      a.divisor = divisor;
+      a.count = count;
+      runGridTyped(type, a, op, g[0], g[1]);
+      const bool ok = std::memcmp(out.data, want.data(), count * es) == 0 &&
+                      std::memcmp(copy.data, want.data(), count * es) == 0 && out.data[count * es] == 0xAB &&
+                      *(out.data - 1) == 0xAB;
+      EXPECT_TRUE(ok) << dataTypeName(type) << " " << redOpName(op) << " n=" << n << " count=" << count
+                      << " mode=" << mode << " grid " << g[0] << "x" << g[1]
+                      << ": wrong values (either output), or bytes written outside the output";
+      if (!ok) return false;
+      ++cases;
+    }
+    return true;
+  });
   EXPECT_EQ(cases, size_t{10 * 5 * 5 * 5 * 3 * 3});
 }
 
