@@ -378,7 +378,7 @@ Status Executor::postMessage(const Plan& plan, StepId id, const Bindings& bind, 
     }
     requests_.push_back(req);
     requestStep_.push_back(id);
-    requestChunk_.push_back(UINT32_MAX);
+    if (ctx.device != nullptr) requestChunk_.push_back(UINT32_MAX);  // kept parallel in device mode only
     ++pendingRequests_[id];
   }
   return Status::Ok();

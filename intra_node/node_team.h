@@ -74,7 +74,6 @@ class NodeTeam final : public NodeOpRunner {
   // them a node op on device buffers uses the host segment's slots: right for the emulated
   // device, whose memory is host memory.
   void attachDeviceSlots(std::vector<char*> bases, size_t slotBytes, std::function<void()> release);
-  bool hasDeviceSlots() const { return !deviceSlotBase_.empty(); }
 
   int size() const { return members_; }
   int me() const { return me_; }

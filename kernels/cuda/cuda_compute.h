@@ -21,7 +21,6 @@ class CudaComputeBackend final : public ComputeBackend {
   Status synchronize() override;
 
   void setStream(cudaStream_t stream) { stream_ = stream; }
-  cudaStream_t stream() const { return stream_; }
 
  private:
   cudaStream_t stream_;

@@ -128,8 +128,8 @@ unsigned gridFor(size_t work, unsigned threads) {
 
 Status launchReduce(void* dst0, void* dst1, const void* const* srcs, int n, size_t count, DataType type, RedOp op,
                     int divisor, cudaStream_t stream) {
-  STRATA_REQUIRE(n >= 1 && n <= kMaxInputs, strataInternalError, "device reduce: %d inputs (expected 1..%d)", n,
-                 kMaxInputs);
+  STRATA_REQUIRE(n >= 1 && n <= kMaxReduceInputs, strataInternalError, "device reduce: %d inputs (expected 1..%d)", n,
+                 kMaxReduceInputs);
   STRATA_REQUIRE(isValidRedOp(op), strataInternalError, "device reduce: invalid op %d", static_cast<int>(op));
   if (count == 0) return Status::Ok();
   ReduceArgs a;

@@ -12,9 +12,10 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "kernels/compute_backend.h"
+
 namespace strata::cuda {
 
-constexpr int kMaxInputs = 16;  // kMaxReduceInputs of kernels/compute_backend.h
 constexpr int kVectorBytes = 16;
 
 template <typename T>
@@ -78,7 +79,7 @@ struct DevMin {
 // srcs[0][i] op ... op srcs[n-1][i], then divided by `divisor` when it is > 0 (strataAvg fused).
 // Passed by value as a kernel parameter (constant bank: every thread reads the same pointers).
 struct ReduceArgs {
-  const void* srcs[kMaxInputs];
+  const void* srcs[kMaxReduceInputs];
   void* dst0 = nullptr;
   void* dst1 = nullptr;
   int n = 0;
