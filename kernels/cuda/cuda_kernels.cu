@@ -22,13 +22,14 @@ __global__ void __launch_bounds__(kThreads) divideKernel(T* data, size_t count, 
   using Acc = typename Tr::Acc;
   const size_t stride = static_cast<size_t>(gridDim.x) * blockDim.x;
   for (size_t i = static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < count; i += stride) {
-    data[i] = Tr::store(Tr::load(data[i]) / static_cast<Acc>(divisor));
+    storeGlobal(data + i, Tr::store(Tr::load(loadGlobal(data + i)) / static_cast<Acc>(divisor)));
   }
 }
 
 template <typename T>
 void launchDivideTyped(void* data, size_t count, int divisor, cudaStream_t stream) {
-  divideKernel<T><<<gridFor(count, kThreads), kThreads, 0, stream>>>(static_cast<T*>(data), count, divisor);
+  launchKernel("divideKernel", divideKernel<T>, gridFor(count, kThreads), kThreads, stream, static_cast<T*>(data), count,
+               divisor);
 }
 
 template <typename T>
@@ -39,9 +40,9 @@ __device__ __forceinline__ bool differs(T actual, T expected, double tolerance) 
   } else {
     const double a = static_cast<double>(Tr::load(actual));
     const double e = static_cast<double>(Tr::load(expected));
-    if (isnan(a) || isnan(e)) return !(isnan(a) && isnan(e));
-    if (isinf(a) || isinf(e)) return a != e;
-    return fabs(a - e) > tolerance * fmax(1.0, fabs(e));
+    if (std::isnan(a) || std::isnan(e)) return !(std::isnan(a) && std::isnan(e));
+    if (std::isinf(a) || std::isinf(e)) return a != e;
+    return std::fabs(a - e) > tolerance * std::fmax(1.0, std::fabs(e));
   }
 }
 
@@ -51,7 +52,7 @@ __global__ void __launch_bounds__(kThreads) countMismatchesKernel(const T* actua
   unsigned long long mine = 0;
   const size_t stride = static_cast<size_t>(gridDim.x) * blockDim.x;
   for (size_t i = static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < count; i += stride) {
-    mine += differs(actual[i], expected[i], tolerance) ? 1 : 0;
+    mine += differs(loadGlobal(actual + i), loadGlobal(expected + i), tolerance) ? 1 : 0;
   }
   const unsigned long long block = blockReduce<unsigned long long, DevSum>(mine);
   if (threadIdx.x == 0 && block != 0) atomicAdd(out, block);
@@ -60,22 +61,16 @@ __global__ void __launch_bounds__(kThreads) countMismatchesKernel(const T* actua
 template <typename T>
 void launchMismatchesTyped(const void* actual, const void* expected, size_t count, double tolerance,
                            unsigned long long* out, cudaStream_t stream) {
-  countMismatchesKernel<T><<<gridFor(count, kThreads), kThreads, 0, stream>>>(
-      static_cast<const T*>(actual), static_cast<const T*>(expected), count, tolerance, out);
-}
-
-__device__ __forceinline__ unsigned long long globalTimerNs() {
-  unsigned long long t;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-  return t;
+  launchKernel("countMismatchesKernel", countMismatchesKernel<T>, gridFor(count, kThreads), kThreads, stream,
+               static_cast<const T*>(actual), static_cast<const T*>(expected), count, tolerance, out);
 }
 
 __global__ void waitFlagKernel(const volatile uint32_t* flag, uint32_t value, unsigned long long timeoutNs,
                                volatile uint32_t* timedOut) {
-  const unsigned long long start = globalTimerNs();
-  while (static_cast<int32_t>(*flag - value) < 0) {
-    if (globalTimerNs() - start > timeoutNs) {
-      *timedOut = 1;
+  const unsigned long long start = deviceTimerNs();
+  while (static_cast<int32_t>(loadVolatileGlobal(flag) - value) < 0) {
+    if (deviceTimerNs() - start > timeoutNs) {
+      storeGlobal(const_cast<uint32_t*>(timedOut), 1u);
       return;
     }
     __nanosleep(2000);
@@ -195,7 +190,8 @@ Status launchCountMismatches(const void* actual, const void* expected, size_t co
 Status launchWaitFlag(const uint32_t* flag, uint32_t value, double timeoutSeconds, uint32_t* timedOut,
                       cudaStream_t stream) {
   const unsigned long long ns = static_cast<unsigned long long>(timeoutSeconds * 1e9);
-  waitFlagKernel<<<1, 1, 0, stream>>>(flag, value, ns, timedOut);
+  launchKernel("waitFlagKernel", waitFlagKernel, 1, 1, stream, static_cast<const volatile uint32_t*>(flag), value, ns,
+               static_cast<volatile uint32_t*>(timedOut));
   return lastLaunchError("the flag-wait kernel");
 }
 

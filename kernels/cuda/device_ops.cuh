@@ -5,14 +5,12 @@
 // kernel of kernels/cuda is made of.
 #pragma once
 
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
-
 #include <cstddef>
 #include <cstdint>
 #include <type_traits>
 
 #include "kernels/compute_backend.h"
+#include "kernels/cuda/device_api.cuh"
 
 namespace strata::cuda {
 
@@ -103,11 +101,11 @@ template <typename T, typename Op>
 __host__ __device__ __forceinline__ void reduceScalar(const ReduceArgs& a, size_t i) {
   using Tr = DevTraits<T>;
   using Acc = typename Tr::Acc;
-  Acc acc = Tr::load(static_cast<const T*>(a.srcs[0])[i]);
-  for (int k = 1; k < a.n; ++k) acc = Op::apply(acc, Tr::load(static_cast<const T*>(a.srcs[k])[i]));
+  Acc acc = Tr::load(loadGlobal(static_cast<const T*>(a.srcs[0]) + i));
+  for (int k = 1; k < a.n; ++k) acc = Op::apply(acc, Tr::load(loadGlobal(static_cast<const T*>(a.srcs[k]) + i)));
   const T out = finishValue<T>(acc, a.divisor);
-  static_cast<T*>(a.dst0)[i] = out;
-  if (a.dst1 != nullptr) static_cast<T*>(a.dst1)[i] = out;
+  storeGlobal(static_cast<T*>(a.dst0) + i, out);
+  if (a.dst1 != nullptr) storeGlobal(static_cast<T*>(a.dst1) + i, out);
 }
 
 // One 16-byte vector at element e (e is a multiple of the vector width past the aligned head).
@@ -123,7 +121,7 @@ __host__ __device__ __forceinline__ void reduceVector(const ReduceArgs& a, size_
     T v[V];
   };
   Vec in;
-  in.raw = *reinterpret_cast<const uint4*>(static_cast<const T*>(a.srcs[0]) + e);
+  in.raw = loadGlobal(reinterpret_cast<const uint4*>(static_cast<const T*>(a.srcs[0]) + e));
   Acc acc[V];
 #pragma unroll
   for (int j = 0; j < V; ++j) acc[j] = Tr::load(in.v[j]);
@@ -131,7 +129,7 @@ __host__ __device__ __forceinline__ void reduceVector(const ReduceArgs& a, size_
   for (; k + 4 <= a.n; k += 4) {
     Vec b[4];
 #pragma unroll
-    for (int q = 0; q < 4; ++q) b[q].raw = *reinterpret_cast<const uint4*>(static_cast<const T*>(a.srcs[k + q]) + e);
+    for (int q = 0; q < 4; ++q) b[q].raw = loadGlobal(reinterpret_cast<const uint4*>(static_cast<const T*>(a.srcs[k + q]) + e));
 #pragma unroll
     for (int q = 0; q < 4; ++q) {
 #pragma unroll
@@ -140,15 +138,15 @@ __host__ __device__ __forceinline__ void reduceVector(const ReduceArgs& a, size_
   }
   for (; k < a.n; ++k) {
     Vec b;
-    b.raw = *reinterpret_cast<const uint4*>(static_cast<const T*>(a.srcs[k]) + e);
+    b.raw = loadGlobal(reinterpret_cast<const uint4*>(static_cast<const T*>(a.srcs[k]) + e));
 #pragma unroll
     for (int j = 0; j < V; ++j) acc[j] = Op::apply(acc[j], Tr::load(b.v[j]));
   }
   Vec out;
 #pragma unroll
   for (int j = 0; j < V; ++j) out.v[j] = finishValue<T>(acc[j], a.divisor);
-  *reinterpret_cast<uint4*>(static_cast<T*>(a.dst0) + e) = out.raw;
-  if (a.dst1 != nullptr) *reinterpret_cast<uint4*>(static_cast<T*>(a.dst1) + e) = out.raw;
+  storeGlobal(reinterpret_cast<uint4*>(static_cast<T*>(a.dst0) + e), out.raw);
+  if (a.dst1 != nullptr) storeGlobal(reinterpret_cast<uint4*>(static_cast<T*>(a.dst1) + e), out.raw);
 }
 
 // How a range splits into a scalar head, 16-byte vectors and a scalar tail. Vectors are used only

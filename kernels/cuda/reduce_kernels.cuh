@@ -20,7 +20,7 @@ void launchReduceTyped(const ReduceArgs& a, cudaStream_t stream) {
   constexpr size_t V = kVectorBytes / sizeof(T);
   const size_t scalars = a.count - split.vecs * V;
   const size_t work = split.vecs > scalars ? split.vecs : scalars;
-  reduceKernel<T, Op><<<gridFor(work, kThreads), kThreads, 0, stream>>>(a, split);
+  launchKernel("reduceKernel", reduceKernel<T, Op>, gridFor(work, kThreads), kThreads, stream, a, split);
 }
 
 template <typename T>

@@ -5,7 +5,6 @@
 // (computed on the host, independently of the library). Skips on ranks without a CUDA device.
 #include <gtest/gtest.h>
 #include <mpi.h>
-#include <thrust/device_vector.h>
 
 #include <cstring>
 #include <string>
@@ -13,6 +12,7 @@
 
 #include "kernels/cuda/cuda_kernels.h"
 #include "perf/reference.h"
+#include "tests/gpu/device_buffer.h"
 #include "tests/mpi/mpi_test_util.h"
 
 namespace strata::test {
@@ -110,21 +110,18 @@ std::string runOnDevice(strataComm_t comm, Coll c, strataDataType_t t, strataRed
   } else {
     fillInput(t, op, fillRank, input.data(), 0, l.sendElems, seed);
   }
-  thrust::device_vector<unsigned char> source(input.begin(), input.end());
-  thrust::device_vector<unsigned char> send(input.size() + 1, 0xEE), recv(l.recvElems * es + 1, 0xEE),
+  DeviceBytes source(input), send(input.size() + 1, 0xEE), recv(l.recvElems * es + 1, 0xEE),
       copied(l.recvElems * es + 1, 0xEE);
-  cudaDeviceSynchronize();
-  unsigned char* sendPtr = thrust::raw_pointer_cast(send.data());
-  unsigned char* recvPtr = thrust::raw_pointer_cast(recv.data());
+  unsigned char* sendPtr = send.ptr();
+  unsigned char* recvPtr = recv.ptr();
   // The input is written by a kernel on the stream just before the call ...
-  if (!cuda::launchCopy(sendPtr, thrust::raw_pointer_cast(source.data()), input.size(), stream).ok()) return "launch";
+  if (!cuda::launchCopy(sendPtr, source.ptr(), input.size(), stream).ok()) return "launch";
   const strataResult_t rc = call(c, sendPtr, recvPtr, n, t, op, root, comm, stream);
   if (rc != strataSuccess) return std::string("returned ") + strataGetErrorString(rc) + ": " + strataGetLastError(comm);
   // ... and the output read by another just after it.
-  if (!cuda::launchCopy(thrust::raw_pointer_cast(copied.data()), recvPtr, l.recvElems * es, stream).ok()) return "launch";
+  if (!cuda::launchCopy(copied.ptr(), recvPtr, l.recvElems * es, stream).ok()) return "launch";
   if (cudaStreamSynchronize(stream) != cudaSuccess) return "cudaStreamSynchronize failed";
-  std::vector<unsigned char> got(copied.size());
-  cudaMemcpy(got.data(), thrust::raw_pointer_cast(copied.data()), got.size(), cudaMemcpyDeviceToHost);
+  const std::vector<unsigned char> got = copied.host();
   if (got.back() != 0xEE) return "wrote past the end of recvbuff";
   if (!l.recvChecked) return "";
   const std::vector<unsigned char> want = expected(c, t, op, n, p, me, root, seed);
@@ -182,33 +179,28 @@ TEST_F(DeviceCollectives, TwoCommunicatorsOnTwoStreams) {
   ASSERT_EQ(cudaStreamCreateWithFlags(&sb, cudaStreamNonBlocking), cudaSuccess);
   const size_t n = 100003;
   const int p = worldSize();
-  thrust::device_vector<float> xa(n, 1.0f), xb(n, 2.0f);
-  cudaDeviceSynchronize();
+  DeviceBytes xa(std::vector<float>(n, 1.0f)), xb(std::vector<float>(n, 2.0f));
   // Ten in-place allreduces on each, interleaved, never waited for in between: values grow by p
   // each time on both.
   for (int k = 0; k < 10; ++k) {
-    ASSERT_EQ(strataAllReduce(thrust::raw_pointer_cast(xa.data()), thrust::raw_pointer_cast(xa.data()), n, strataFloat32,
-                              strataSum, a, sa),
-              strataSuccess);
-    ASSERT_EQ(strataAllReduce(thrust::raw_pointer_cast(xb.data()), thrust::raw_pointer_cast(xb.data()), n, strataFloat32,
-                              strataSum, b, sb),
-              strataSuccess);
+    ASSERT_EQ(strataAllReduce(xa.ptr(), xa.ptr(), n, strataFloat32, strataSum, a, sa), strataSuccess);
+    ASSERT_EQ(strataAllReduce(xb.ptr(), xb.ptr(), n, strataFloat32, strataSum, b, sb), strataSuccess);
   }
   ASSERT_EQ(cudaStreamSynchronize(sa), cudaSuccess);
   ASSERT_EQ(cudaStreamSynchronize(sb), cudaSuccess);
   double pk = 1;
   for (int k = 0; k < 10; ++k) pk *= p;
-  EXPECT_EQ(static_cast<float>(xa[n - 1]), static_cast<float>(pk));
-  EXPECT_EQ(static_cast<float>(xb[0]), static_cast<float>(2 * pk));
+  EXPECT_EQ(xa.hostAs<float>()[n - 1], static_cast<float>(pk));
+  EXPECT_EQ(xb.hostAs<float>()[0], static_cast<float>(2 * pk));
   cudaStreamDestroy(sa);
   cudaStreamDestroy(sb);
 }
 
 TEST_F(DeviceCollectives, MixedHostAndDeviceBuffersAreRejected) {
   strataComm_t comm = commFor("0", "");
-  thrust::device_vector<float> d(16, 1.0f);
+  DeviceBytes d(std::vector<float>(16, 1.0f));
   std::vector<float> h(16, 0.0f);
-  EXPECT_EQ(strataAllReduce(thrust::raw_pointer_cast(d.data()), h.data(), 16, strataFloat32, strataSum, comm, nullptr),
+  EXPECT_EQ(strataAllReduce(d.ptr(), h.data(), 16, strataFloat32, strataSum, comm, nullptr),
             strataInvalidArgument);
   EXPECT_NE(std::string(strataGetLastError(comm)).find("device memory but recvbuff is host"), std::string::npos)
       << strataGetLastError(comm);

@@ -2,17 +2,15 @@
 // every type, op, input count, length (0, 1, odd, prime, large) and misalignment, in place and
 // reduce-copy; the copy, divide and check kernels; the block reduction. Skips without a device.
 #include <gtest/gtest.h>
-#include <thrust/device_vector.h>
-#include <thrust/host_vector.h>
-#include <thrust/sequence.h>
-
 #include <cstring>
+#include <numeric>
 #include <random>
 #include <vector>
 
 #include "kernels/compute_backend.h"
 #include "kernels/cuda/cuda_compute.h"
 #include "kernels/cuda/cuda_kernels.h"
+#include "tests/gpu/device_buffer.h"
 #include "tests/gpu/kernel_cases.h"
 
 namespace strata {
@@ -30,15 +28,8 @@ bool haveDevice() {
 #define SKIP_WITHOUT_DEVICE() \
   if (!haveDevice()) GTEST_SKIP() << "no CUDA device"
 
+using test::DeviceBytes;
 using test::randomValues;
-
-struct DeviceBytes {
-  thrust::device_vector<uint8_t> v;
-  explicit DeviceBytes(const std::vector<uint8_t>& h) : v(h.begin(), h.end()) {}
-  explicit DeviceBytes(size_t n) : v(n, 0xAB) {}
-  uint8_t* ptr(size_t off = 0) { return thrust::raw_pointer_cast(v.data()) + off; }
-  std::vector<uint8_t> host() const { thrust::host_vector<uint8_t> h = v; return std::vector<uint8_t>(h.begin(), h.end()); }
-};
 
 TEST(DeviceKernels, ReduceMatchesHostTwinBitForBit) {
   SKIP_WITHOUT_DEVICE();
@@ -120,16 +111,16 @@ TEST(DeviceKernels, CopyAnyAlignment) {
 TEST(DeviceKernels, CountMismatchesUsesBlockReductions) {
   SKIP_WITHOUT_DEVICE();
   const size_t count = 1 << 20;
-  thrust::device_vector<float> a(count), b(count);
-  thrust::sequence(a.begin(), a.end());
-  thrust::sequence(b.begin(), b.end());
-  for (size_t i : {size_t{0}, size_t{513}, size_t{777777}, count - 1}) b[i] = -1.0f;
-  thrust::device_vector<unsigned long long> n(1, 0);
-  ASSERT_TRUE(cuda::launchCountMismatches(thrust::raw_pointer_cast(a.data()), thrust::raw_pointer_cast(b.data()), count,
-                                          strataFloat32, 1e-6, thrust::raw_pointer_cast(n.data()), nullptr)
+  std::vector<float> ha(count), hb(count);
+  std::iota(ha.begin(), ha.end(), 0.0f);
+  std::iota(hb.begin(), hb.end(), 0.0f);
+  for (size_t i : {size_t{0}, size_t{513}, size_t{777777}, count - 1}) hb[i] = -1.0f;
+  DeviceBytes a(ha), b(hb), n(sizeof(unsigned long long), 0);
+  ASSERT_TRUE(cuda::launchCountMismatches(a.as<float>(), b.as<float>(), count, strataFloat32, 1e-6,
+                                          n.as<unsigned long long>(), nullptr)
                   .ok());
   ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-  EXPECT_EQ(static_cast<unsigned long long>(n[0]), 4u);
+  EXPECT_EQ(n.hostAs<unsigned long long>()[0], 4u);
 }
 
 TEST(DeviceKernels, BackendRunsOnItsStreamAndSynchronizes) {
@@ -137,11 +128,11 @@ TEST(DeviceKernels, BackendRunsOnItsStreamAndSynchronizes) {
   cudaStream_t s = nullptr;
   ASSERT_EQ(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), cudaSuccess);
   CudaComputeBackend backend(s, 30.0);
-  thrust::device_vector<int> x(1000, 2), y(1000, 5);
-  const void* in[2] = {thrust::raw_pointer_cast(x.data()), thrust::raw_pointer_cast(y.data())};
-  ASSERT_TRUE(backend.reduce(thrust::raw_pointer_cast(x.data()), in, 2, 1000, strataInt32, strataProd).ok());
+  DeviceBytes x(std::vector<int>(1000, 2)), y(std::vector<int>(1000, 5));
+  const void* in[2] = {x.ptr(), y.ptr()};
+  ASSERT_TRUE(backend.reduce(x.ptr(), in, 2, 1000, strataInt32, strataProd).ok());
   ASSERT_TRUE(backend.synchronize().ok());
-  EXPECT_EQ(static_cast<int>(x[999]), 10);
+  EXPECT_EQ(x.hostAs<int>()[999], 10);
   cudaStreamDestroy(s);
 }
 

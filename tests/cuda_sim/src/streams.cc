@@ -1,0 +1,308 @@
+// Streams: each a FIFO run by its own worker thread, with CUDA's ordering rules.
+//
+// - An operation starts after the one before it on its stream completed and after every
+//   dependency it carries (event waits; the legacy default stream's implicit synchronisation:
+//   work on stream 0 waits for all earlier work on the device's blocking streams, and work on a
+//   blocking stream waits for earlier work on stream 0; cudaStreamNonBlocking streams take part
+//   in neither).
+// - Each operation starts after a random delay (CUDA_SIM_JITTER_US), so streams that CUDA does not
+//   order complete in varying order and a missing dependency shows up as a wrong value.
+// - Host waits are bounded (CUDA_SIM_SYNC_TIMEOUT); when one expires the simulator says what every
+//   stream is stuck on.
+#include <unistd.h>
+
+#include <chrono>
+#include <cinttypes>
+#include <cstring>
+#include <random>
+
+#include "sim.h"
+
+namespace cuda_sim {
+namespace {
+
+struct Registry {
+  std::mutex mutex;
+  std::set<CUstream_st*> streams;
+  std::set<cudaEvent_t> events;
+  std::vector<CUstream_st*> legacy;  // per device, created on first use
+  // Every completion notifies here: workers waiting on other streams, and host waits.
+  std::mutex doneMutex;
+  std::condition_variable doneCv;
+};
+Registry& registry() {
+  static Registry* r = new Registry;  // never destroyed: workers outlive static destruction
+  return *r;
+}
+
+thread_local std::vector<CUstream_st*> tPerThread;  // per device
+
+bool completedUpTo(const Dep& d) { return d.stream->completed.load(std::memory_order_acquire) >= d.seq; }
+
+void notifyDone() {
+  std::lock_guard<std::mutex> lock(registry().doneMutex);
+  registry().doneCv.notify_all();
+}
+
+// What is holding `s` now, for diagnoses ("" when it is idle).
+std::string blockedOn(CUstream_st* s) {
+  std::lock_guard<std::mutex> lock(s->mutex);
+  if (s->running == nullptr && s->queue.empty()) return "";
+  const Op* op = s->running != nullptr ? s->running.get() : s->queue.front().get();
+  std::string r = s->name + " at " + op->what;
+  for (const Dep& d : op->deps) {
+    if (!completedUpTo(d)) r += " (waiting for " + d.stream->name + " to reach operation " + std::to_string(d.seq) + ")";
+  }
+  return r;
+}
+
+void workerLoop(CUstream_st* s) {
+  std::mt19937 rng(static_cast<unsigned>(getpid()) * 7919u + static_cast<unsigned>(reinterpret_cast<uintptr_t>(s) >> 4));
+  for (;;) {
+    std::shared_ptr<Op> op;
+    {
+      std::unique_lock<std::mutex> lock(s->mutex);
+      s->cv.wait(lock, [&] { return !s->queue.empty() || s->destroying; });
+      if (s->queue.empty()) break;
+      op = s->queue.front();
+      s->running = op;
+    }
+    // Dependencies on other streams.
+    for (const Dep& d : op->deps) {
+      std::unique_lock<std::mutex> lock(registry().doneMutex);
+      registry().doneCv.wait(lock, [&] { return completedUpTo(d); });
+    }
+    if (options().jitterMicros > 0) {
+      const unsigned us = rng() % (options().jitterMicros + 1);
+      if (us > 0) std::this_thread::sleep_for(std::chrono::microseconds(us));
+    }
+    // After a sticky error the device runs nothing more; waits still complete, so no host hangs.
+    if (sticky() == cudaSuccess || op->kind == Op::kMarker || op->kind == Op::kWaitEvent) {
+      if (op->kind == Op::kWaitValue) {
+        while (!op->waitSatisfied() && sticky() == cudaSuccess) std::this_thread::sleep_for(std::chrono::microseconds(20));
+      } else if (op->run) {
+        op->run();
+      }
+    }
+    {
+      std::lock_guard<std::mutex> lock(s->mutex);
+      s->queue.pop_front();
+      s->running = nullptr;
+      s->completed.fetch_add(1, std::memory_order_acq_rel);
+    }
+    notifyDone();
+  }
+  // Destroyed and drained. The stream's memory is kept: an event or a dependency may still name it.
+}
+
+}  // namespace
+
+bool Op::waitSatisfied() const {
+  uint64_t v = 0;
+  bool isDevice = false;
+  const char* q = backingOf(waitAddress, wait64 ? 8 : 4, &isDevice);
+  if (q == nullptr) return true;
+  if (wait64) {
+    v = __atomic_load_n(reinterpret_cast<const uint64_t*>(q), __ATOMIC_ACQUIRE);
+  } else {
+    v = __atomic_load_n(reinterpret_cast<const uint32_t*>(q), __ATOMIC_ACQUIRE);
+  }
+  const uint64_t want = waitValue;
+  switch (waitFlags & 0xf) {
+    case CU_STREAM_WAIT_VALUE_GEQ:
+      return wait64 ? static_cast<int64_t>(v - want) >= 0 : static_cast<int32_t>(static_cast<uint32_t>(v) - static_cast<uint32_t>(want)) >= 0;
+    case CU_STREAM_WAIT_VALUE_EQ: return v == want;
+    case CU_STREAM_WAIT_VALUE_AND: return (v & want) != 0;
+    case CU_STREAM_WAIT_VALUE_NOR: return ~(v | want) != 0 && (wait64 || (~(v | want) & 0xffffffffu) != 0);
+    default: return true;
+  }
+}
+
+CUstream_st* createStream(int device, unsigned flags, bool legacy) {
+  auto* s = new CUstream_st;
+  s->device = device;
+  s->flags = flags;
+  s->legacy = legacy;
+  char name[96];
+  if (legacy) {
+    std::snprintf(name, sizeof name, "the legacy default stream of device %d", device);
+  } else {
+    std::snprintf(name, sizeof name, "stream %p (device %d, %s)", static_cast<void*>(s), device,
+                  (flags & cudaStreamNonBlocking) ? "non-blocking" : "blocking");
+  }
+  s->name = name;
+  s->worker = std::thread(workerLoop, s);
+  s->worker.detach();
+  std::lock_guard<std::mutex> lock(registry().mutex);
+  registry().streams.insert(s);
+  return s;
+}
+
+cudaError_t destroyStream(CUstream_st* s) {
+  {
+    std::lock_guard<std::mutex> lock(registry().mutex);
+    registry().streams.erase(s);
+  }
+  // CUDA: cudaStreamDestroy returns at once; the stream's work still completes.
+  std::lock_guard<std::mutex> lock(s->mutex);
+  s->destroying = true;
+  s->cv.notify_all();
+  return cudaSuccess;
+}
+
+CUstream_st* resolveStream(cudaStream_t handle) {
+  const int device = currentDevice();
+  Registry& r = registry();
+  if (handle == nullptr || handle == cudaStreamLegacy) {
+    static std::mutex creating;
+    std::lock_guard<std::mutex> once(creating);
+    CUstream_st* s = nullptr;
+    {
+      std::lock_guard<std::mutex> lock(r.mutex);
+      if (r.legacy.size() <= static_cast<size_t>(device)) r.legacy.resize(static_cast<size_t>(device) + 1, nullptr);
+      s = r.legacy[static_cast<size_t>(device)];
+    }
+    if (s == nullptr) {
+      s = createStream(device, 0, true);
+      std::lock_guard<std::mutex> lock(r.mutex);
+      r.streams.erase(s);  // the legacy stream is found through `legacy`, and is never destroyed
+      r.legacy[static_cast<size_t>(device)] = s;
+    }
+    return s;
+  }
+  if (handle == cudaStreamPerThread) {
+    if (tPerThread.size() <= static_cast<size_t>(device)) tPerThread.resize(static_cast<size_t>(device) + 1, nullptr);
+    if (tPerThread[static_cast<size_t>(device)] == nullptr) tPerThread[static_cast<size_t>(device)] = createStream(device, 0, false);
+    return tPerThread[static_cast<size_t>(device)];
+  }
+  std::lock_guard<std::mutex> lock(r.mutex);
+  if (r.streams.count(handle) == 0) {
+    fail(cudaErrorInvalidResourceHandle, "stream %p: not a live stream of this process", static_cast<void*>(handle));
+    return nullptr;
+  }
+  return handle;
+}
+
+void registerEvent(cudaEvent_t e, bool live) {
+  std::lock_guard<std::mutex> lock(registry().mutex);
+  if (live) {
+    registry().events.insert(e);
+  } else {
+    registry().events.erase(e);
+  }
+}
+
+bool liveEvent(cudaEvent_t e) {
+  std::lock_guard<std::mutex> lock(registry().mutex);
+  return registry().events.count(e) != 0;
+}
+
+cudaError_t enqueue(CUstream_st* s, std::shared_ptr<Op> op, uint64_t* seq, bool launchBlocking) {
+  if (seq != nullptr) *seq = 0;
+  if (s->capture == cudaStreamCaptureStatusActive) {
+    s->captured.push_back(std::move(op));
+    return cudaSuccess;
+  }
+  if (s->capture == cudaStreamCaptureStatusInvalidated) {
+    return fail(cudaErrorStreamCaptureInvalidated, "%s: its capture was invalidated", s->name.c_str());
+  }
+  // The legacy default stream's implicit synchronisation with the device's blocking streams.
+  if (s->legacy || !(s->flags & cudaStreamNonBlocking)) {
+    std::vector<CUstream_st*> others;
+    {
+      std::lock_guard<std::mutex> lock(registry().mutex);
+      if (s->legacy) {
+        for (CUstream_st* o : registry().streams) {
+          if (o != s && o->device == s->device && !o->legacy && !(o->flags & cudaStreamNonBlocking)) others.push_back(o);
+        }
+      } else if (registry().legacy.size() > static_cast<size_t>(s->device) && registry().legacy[static_cast<size_t>(s->device)] != nullptr) {
+        others.push_back(registry().legacy[static_cast<size_t>(s->device)]);
+      }
+    }
+    for (CUstream_st* o : others) {
+      std::lock_guard<std::mutex> lock(o->mutex);
+      if (o->enqueued > o->completed.load()) op->deps.push_back(Dep{o, o->enqueued});
+    }
+  }
+  uint64_t mine = 0;
+  {
+    std::lock_guard<std::mutex> lock(s->mutex);
+    s->queue.push_back(op);
+    mine = ++s->enqueued;
+    s->cv.notify_all();
+  }
+  if (seq != nullptr) *seq = mine;
+  if (launchBlocking && options().launchBlocking) return waitStream(s, mine, "CUDA_LAUNCH_BLOCKING");
+  return cudaSuccess;
+}
+
+double hostWaitBound() { return options().syncTimeout; }
+
+cudaError_t waitStream(CUstream_st* s, uint64_t seq, const char* caller) {
+  Registry& r = registry();
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(hostWaitBound());
+  std::unique_lock<std::mutex> lock(r.doneMutex);
+  const Dep d{s, seq};
+  if (!r.doneCv.wait_until(lock, deadline, [&] { return completedUpTo(d); })) {
+    lock.unlock();
+    setSticky(cudaErrorLaunchTimeout, "%s waited %.0f s (CUDA_SIM_SYNC_TIMEOUT) for %s; it is at %s", caller,
+              hostWaitBound(), s->name.c_str(), blockedOn(s).c_str());
+    return sticky();
+  }
+  return sticky();
+}
+
+cudaError_t synchronizeStream(CUstream_st* s, const char* caller) {
+  uint64_t seq = 0;
+  {
+    std::lock_guard<std::mutex> lock(s->mutex);
+    seq = s->enqueued;
+  }
+  return waitStream(s, seq, caller);
+}
+
+cudaError_t synchronizeDevice(int device, const char* caller, bool implicit) {
+  std::vector<std::pair<CUstream_st*, uint64_t>> targets;
+  {
+    std::lock_guard<std::mutex> lock(registry().mutex);
+    for (CUstream_st* s : registry().streams) {
+      if (s->device == device) targets.push_back({s, 0});
+    }
+    if (registry().legacy.size() > static_cast<size_t>(device) && registry().legacy[static_cast<size_t>(device)] != nullptr) {
+      targets.push_back({registry().legacy[static_cast<size_t>(device)], 0});
+    }
+  }
+  for (auto& [s, seq] : targets) {
+    std::lock_guard<std::mutex> lock(s->mutex);
+    seq = s->enqueued;
+    if (!implicit) continue;
+    // A GPU would wait for this stream's wait-value operation, which no one can release while
+    // the thread that would write the value is the one waiting here.
+    for (const auto& op : s->queue) {
+      if (op->kind == Op::kWaitValue && !op->waitSatisfied()) {
+        setSticky(cudaErrorNotPermitted,
+                  "%s on device %d must wait for the device to be idle (CUDA synchronises it implicitly), but %s is "
+                  "held by %s until a value is written: on a GPU this call would deadlock if the writer is waiting "
+                  "for it",
+                  caller, device, s->name.c_str(), op->what.c_str());
+        return sticky();
+      }
+    }
+  }
+  for (auto& [s, seq] : targets) {
+    if (const cudaError_t rc = waitStream(s, seq, caller); rc != cudaSuccess) return rc;
+  }
+  return sticky();
+}
+
+}  // namespace cuda_sim
+
+extern "C" __attribute__((visibility("default"))) void cudaSimResetCounters(void) {
+  cuda_sim::processCounters().reset();
+  auto& r = cuda_sim::registry();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  for (CUstream_st* s : r.streams) s->counters.reset();
+  for (CUstream_st* s : r.legacy) {
+    if (s != nullptr) s->counters.reset();
+  }
+}
