@@ -77,14 +77,7 @@ Status Executor::run(const Plan& plan, const Bindings& bind, const ExecContext& 
       // Every message gets its own region of the pinned staging for the whole run: no step ever
       // waits for another's chunk buffers, so staging cannot deadlock whatever the plan's order.
       stagingAt_.assign(n, 0);
-      size_t total = 0;
-      const size_t elem = dataTypeSize(bind.type);
-      for (StepId i = 0; i < n; ++i) {
-        const Step& st = plan.steps[i];
-        if (st.kind != StepKind::kSend && st.kind != StepKind::kRecv) continue;
-        stagingAt_[i] = total;
-        total += ((st.kind == StepKind::kSend ? st.src.count : st.dst.count) * elem + 4095) & ~size_t{4095};
-      }
+      const size_t total = stagingLayout(plan, bind.type, &stagingAt_);
       if (total != 0) {
         Status s = ctx.device->staging(total, &staging_);
         if (!s.ok()) return s.withContext(contextText(plan, ctx));
@@ -322,6 +315,18 @@ Status Executor::failPending(const Plan& plan, const Bindings& bind, const ExecC
 // copied to the device on the to-device lane as soon as they arrive. Chunks of consecutive
 // messages overlap: the copy of chunk k+1 runs while chunk k is on the wire and while the compute
 // lane reduces what arrived before (002, "Pipelining"; DESIGN.md "MPI and device buffers").
+
+size_t stagingLayout(const Plan& plan, DataType type, std::vector<size_t>* offsets) {
+  size_t total = 0;
+  const size_t elem = dataTypeSize(type);
+  for (StepId i = 0; i < plan.steps.size(); ++i) {
+    const Step& st = plan.steps[i];
+    if (st.kind != StepKind::kSend && st.kind != StepKind::kRecv) continue;
+    if (offsets != nullptr) (*offsets)[i] = total;
+    total += ((st.kind == StepKind::kSend ? st.src.count : st.dst.count) * elem + 4095) & ~size_t{4095};
+  }
+  return total;
+}
 
 size_t stagingChunkBytes(size_t bytes) {
   const double c = std::sqrt(static_cast<double>(bytes) * 62500.0);

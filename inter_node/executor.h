@@ -71,6 +71,10 @@ struct ExecContext {
   size_t stageChunkBytes = 0;   // 0: stagingChunkBytes(message size); must agree across ranks
 };
 
+// The pinned staging a run of `plan` on device buffers needs without device-aware MPI: every
+// message its own page-aligned region (fills `offsets`, one per step, when not null).
+size_t stagingLayout(const Plan& plan, DataType type, std::vector<size_t>* offsets);
+
 // The chunk size of a staged message of `bytes` bytes: the pipeline device-to-host -> MPI ->
 // host-to-device of k chunks takes about (k + 2) stage times plus k per-chunk overheads o, so
 // T(c) = (m/c + 2)(c*beta + o), least at c = sqrt(m*o / (2*beta)). With o = 10 us (a copy, a marker

@@ -171,15 +171,11 @@ inline void partOf(size_t count, size_t C, size_t c, size_t* offset, size_t* n) 
 
 }  // namespace
 
-NodeTeam::~NodeTeam() {
-  if (releaseDeviceSlots_) releaseDeviceSlots_();
-}
+NodeTeam::~NodeTeam() = default;
 
-void NodeTeam::attachDeviceSlots(std::vector<char*> bases, size_t slotBytes, std::function<void()> release) {
-  if (releaseDeviceSlots_) releaseDeviceSlots_();
+void NodeTeam::attachDeviceSlots(std::vector<char*> bases, size_t slotBytes) {
   deviceSlotBase_ = std::move(bases);
   deviceSlotBytes_ = slotBytes;
-  releaseDeviceSlots_ = std::move(release);
 }
 
 char* NodeTeam::deviceSlot(int member, uint64_t round) const {

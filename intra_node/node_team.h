@@ -70,10 +70,8 @@ class NodeTeam final : public NodeOpRunner {
   Status barrier(std::chrono::steady_clock::time_point deadline, const char* what);
 
   // Device buffers over CUDA IPC: every member's two device slots of `slotBytes`, mapped into this
-  // process (index = team member), and what unmaps and frees them when the team goes. Without
-  // them a node op on device buffers uses the host segment's slots: right for the emulated
-  // device, whose memory is host memory.
-  void attachDeviceSlots(std::vector<char*> bases, size_t slotBytes, std::function<void()> release);
+  // process (index = team member; intra_node/device_slots.h owns them). Empty `bases` detaches.
+  void attachDeviceSlots(std::vector<char*> bases, size_t slotBytes);
 
   int size() const { return members_; }
   int me() const { return me_; }
@@ -106,7 +104,6 @@ class NodeTeam final : public NodeOpRunner {
   std::vector<char> partial_;
   std::vector<char*> deviceSlotBase_;
   size_t deviceSlotBytes_ = 0;
-  std::function<void()> releaseDeviceSlots_;
 };
 
 }  // namespace strata

@@ -3,10 +3,12 @@
 // Three in-order queues (lanes): compute (kernels), to-host (device-to-host copies into pinned
 // staging) and to-device (host-to-device copies out of it), markers recorded on a lane and
 // queried from the host or waited for by another lane, and pinned host memory for staging. The
-// executor drives every plan on device buffers through this interface only, so the same state
-// machine runs on CUDA (kernels/cuda/cuda_runtime_lanes.cc) and on an emulation whose lanes are
-// host threads (kernels/host/emulated_device.cc): CI, which has no GPU, runs the staging pipeline
-// and its ordering for real.
+// executor drives every plan on device buffers through this interface only (kernels/cuda/cuda_lanes.cc;
+// in CI on the CUDA simulator of tests/cuda_sim).
+//
+// Memory is reserved before a run, never during one: CUDA's allocation calls synchronise the
+// whole device, and a run executes while the caller's stream is held by Strata's wait (a device
+// that must go idle while a stream waits for the thread that is allocating never gets there).
 #pragma once
 
 #include <cstddef>
@@ -19,7 +21,14 @@ namespace strata {
 
 enum class DeviceLane : int { kCompute = 0, kToHost = 1, kToDevice = 2 };
 constexpr int kNumDeviceLanes = 3;
-const char* deviceLaneName(DeviceLane lane);
+inline const char* deviceLaneName(DeviceLane lane) {
+  switch (lane) {
+    case DeviceLane::kCompute: return "compute";
+    case DeviceLane::kToHost: return "to-host";
+    case DeviceLane::kToDevice: return "to-device";
+  }
+  return "?";
+}
 
 using DeviceMarker = uint32_t;
 constexpr DeviceMarker kNoMarker = UINT32_MAX;
@@ -40,9 +49,14 @@ class DeviceRuntime {
   virtual Status query(DeviceMarker marker, bool* done) = 0;
   // Start of a run: markers of the previous run may be reused.
   virtual void resetMarkers() = 0;
-  // Pinned host memory of at least `bytes`, valid until the next call (grown on demand).
+  // Whether the reserved staging and scratch hold a run that needs these sizes.
+  virtual bool fits(size_t stagingBytes, size_t scratchBytes) const = 0;
+  // Grows the staging and scratch to at least these sizes. Only while no run is in flight and no
+  // stream waits for one (the device path's allocation gate).
+  virtual Status reserve(size_t stagingBytes, size_t scratchBytes) = 0;
+  // The reserved pinned host staging (an error if smaller than `bytes`: reserve first).
   virtual Status staging(size_t bytes, char** base) = 0;
-  // Device memory for a plan's scratch of at least `bytes`, valid until the next call.
+  // The reserved device scratch (an error if smaller than `bytes`).
   virtual Status scratch(size_t bytes, void** base) = 0;
 };
 

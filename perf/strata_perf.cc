@@ -486,7 +486,7 @@ struct Runner {
       args.root = a.root;
       args.shift = a.shift;
       args.commSize = gSize;
-      args.device = o.mem == "device" || deviceEmulation();  // the plan the call will run
+      args.device = o.mem == "device";  // the plan the call will run
       std::shared_ptr<CachedPlan> plan;
       if (planFor(reinterpret_cast<strataComm*>(comms[v]), args, &plan).ok()) {
         row.modelUs = plan->predictedSeconds * 1e6;

@@ -75,13 +75,22 @@ class CudaLanes final : public DeviceRuntime {
     return cudaStatus(rc, "cudaEventQuery");
   }
   void resetMarkers() override { next_ = 0; }
+  bool fits(size_t stagingBytes, size_t scratchBytes) const override {
+    return stagingBytes <= stagingBytes_ && scratchBytes <= scratchBytes_;
+  }
+  Status reserve(size_t stagingBytes, size_t scratchBytes) override {
+    STRATA_CHECK(grow(stagingBytes, &staging_, &stagingBytes_, true));
+    return grow(scratchBytes, &scratch_, &scratchBytes_, false);
+  }
   Status staging(size_t bytes, char** base) override {
-    STRATA_CHECK(grow(bytes, &staging_, &stagingBytes_, true));
+    STRATA_REQUIRE(bytes <= stagingBytes_, strataInternalError,
+                   "device lanes: %zu bytes of staging needed, %zu reserved", bytes, stagingBytes_);
     *base = static_cast<char*>(staging_);
     return Status::Ok();
   }
   Status scratch(size_t bytes, void** base) override {
-    STRATA_CHECK(grow(bytes, &scratch_, &scratchBytes_, false));
+    STRATA_REQUIRE(bytes <= scratchBytes_, strataInternalError,
+                   "device lanes: %zu bytes of scratch needed, %zu reserved", bytes, scratchBytes_);
     *base = scratch_;
     return Status::Ok();
   }
@@ -90,7 +99,7 @@ class CudaLanes final : public DeviceRuntime {
   // Pinned host or device memory of at least `bytes` (power-of-two sizes, so a growing call
   // sequence reallocates a few times at most). Only between runs: nothing in flight uses it.
   static Status grow(size_t bytes, void** ptr, size_t* have, bool pinnedHost) {
-    if (*have >= bytes) return Status::Ok();
+    if (*have >= bytes || bytes == 0) return Status::Ok();
     if (*ptr != nullptr) pinnedHost ? cudaFreeHost(*ptr) : cudaFree(*ptr);
     *ptr = nullptr;
     *have = 0;

@@ -45,7 +45,7 @@ struct CollectiveArgs {
   int root = 0;
   int shift = 0;        // strataShift: rank r sends to (r + shift) mod p
   bool inPlace = false;
-  bool device = false;  // the buffers are device memory (or STRATA_DEVICE_EMULATION's stand-in)
+  bool device = false;  // the buffers are device memory
   int commSize = 1;     // p, the divisor of strataAvg
   // Irregular (v) variants, in elements, per rank: the receive (or scatter) side and, for alltoallv,
   // the send side. Empty for the regular collectives.

@@ -123,10 +123,8 @@ Status validate(strataComm* comm, CollectiveArgs* a, const void* send, const voi
     return makeStatus(strataInvalidArgument, "sendbuff is %s memory but recvbuff is %s memory (one space per call)",
                       memorySpaceName(sendSpace), memorySpaceName(recvSpace));
   }
-  // Device buffers take the device path (src/core/device_path.h); STRATA_DEVICE_EMULATION sends
-  // host buffers down it too.
-  a->device = (haveSend && sendSpace == MemorySpace::kDevice) || (haveRecv && recvSpace == MemorySpace::kDevice) ||
-              deviceEmulation();
+  // Device buffers take the device path (src/core/device_path.h).
+  a->device = (haveSend && sendSpace == MemorySpace::kDevice) || (haveRecv && recvSpace == MemorySpace::kDevice);
   // In place, or disjoint.
   a->inPlace = false;
   if (haveSend && haveRecv) {

@@ -2,6 +2,7 @@
 
 #include <sched.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -16,7 +17,6 @@
 #include "kernels/common/log.h"
 #include "intra_node/node_team.h"
 #include "inter_node/mpi_check.h"
-#include "kernels/host/emulated_device.h"
 #include "src/core/collective_runner.h"
 #include "src/core/memory_space.h"
 
@@ -24,6 +24,8 @@
 #include <cuda.h>  // driver types only: cuStreamWaitValue32 is fetched at run time, libcuda is not linked
 #include <cuda_runtime.h>
 
+#include "intra_node/device_slots.h"
+#include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/cuda_compute.h"
 #include "kernels/cuda/cuda_kernels.h"
 #include "kernels/cuda/cuda_lanes.h"
@@ -33,14 +35,6 @@
 #endif
 
 namespace strata {
-
-bool deviceEmulation() {
-  static const bool on = [] {
-    const char* e = std::getenv("STRATA_DEVICE_EMULATION");
-    return e != nullptr && std::atoi(e) > 0;
-  }();
-  return on;
-}
 
 namespace {
 
@@ -72,7 +66,6 @@ class DevicePath {
   std::unique_ptr<DeviceRuntime> lanes;
   Executor executor;
   int device = -1;
-  bool emulated = false;
   bool async = false;
   bool awareMpi = false;
   size_t stageChunk = 0;  // STRATA_STAGE_CHUNK (bytes; must be the same on every rank)
@@ -91,6 +84,9 @@ class DevicePath {
   uint32_t* timedOutDev = nullptr;
   std::vector<void*> freeEvents;       // under mutex
   bool useWaitValue = true;
+#ifdef STRATA_HAVE_CUDA
+  std::unique_ptr<DeviceSlots> slots;  // the node team's IPC slots, when the team has them
+#endif
 };
 
 namespace {
@@ -123,9 +119,56 @@ Status runPlan(strataComm* comm, DevicePath& dp, const CachedPlan& cached, const
 
 #ifdef STRATA_HAVE_CUDA
 
-Status cudaCheck(cudaError_t rc, const char* what) {
-  STRATA_REQUIRE(rc == cudaSuccess, strataUnhandledCudaError, "%s: %s", what, cudaGetErrorString(rc));
+// ---- The allocation gate -------------------------------------------------------------------------
+// CUDA's allocation and free calls wait for the whole device, and a queued collective holds the
+// caller's stream until its progress thread writes the ticket: an allocation made while any
+// stream of the process waits for a ticket is the deadlock of a GPU (the driver may hold a lock
+// the progress thread needs). So every allocation of the device path (first setup, growth of the
+// staging and scratch, teardown) happens with the gate held and every path of the process
+// drained; a collective is queued with the gate held, so none slips in between.
+std::mutex& allocationGate() {
+  static std::mutex* m = new std::mutex;
+  return *m;
+}
+std::vector<DevicePath*>& livePaths() {  // under allocationGate()
+  static auto* v = new std::vector<DevicePath*>;
+  return *v;
+}
+
+// Waits (bounded) until `dp`'s progress thread has written every ticket handed out.
+Status waitQueued(DevicePath& dp, double timeoutSeconds, const std::atomic<bool>* abortFlag) {
+  if (!dp.async) return Status::Ok();
+  const auto start = Clock::now();
+  for (unsigned polls = 0; dp.completed.load(std::memory_order_acquire) != dp.enqueued; ++polls) {
+    if ((polls & 63) == 63) {
+      const double waited = std::chrono::duration<double>(Clock::now() - start).count();
+      // The progress thread's every wait is bounded by the timeout; allow it that plus a margin.
+      if (waited > timeoutSeconds + 10) {
+        return makeStatus(strataTimeout, "timed out after %.1f s waiting for %u queued device collectives", waited,
+                          dp.enqueued - dp.completed.load());
+      }
+      if (abortFlag != nullptr && abortFlag->load()) {
+        return makeStatus(strataInvalidUsage, "the communicator was aborted while its device collectives drained");
+      }
+    }
+    sched_yield();
+  }
   return Status::Ok();
+}
+
+// With the gate held: no stream of the process waits for a ticket afterwards.
+Status quiesceAllPaths(double timeoutSeconds) {
+  for (DevicePath* p : livePaths()) STRATA_CHECK(waitQueued(*p, timeoutSeconds, nullptr));
+  return Status::Ok();
+}
+
+// With the gate held: the staging and scratch hold a run of `cached`.
+Status reserveFor(strataComm* comm, DevicePath& dp, const CachedPlan& cached) {
+  const size_t staging = dp.awareMpi ? 0 : stagingLayout(cached.plan, cached.args.type, nullptr);
+  const size_t scratch = cached.plan.scratchCount * cached.args.elemSize();
+  if (dp.lanes->fits(staging, scratch)) return Status::Ok();
+  STRATA_CHECK(quiesceAllPaths(comm->config.timeoutSeconds));
+  return dp.lanes->reserve(staging, scratch);
 }
 
 // Stream-wait counters live in pinned, mapped host memory that is never freed or reused: a stream
@@ -138,15 +181,14 @@ Status allocateFlag(uint32_t** host, uint32_t** dev) {
   std::lock_guard<std::mutex> lock(mutex);
   if (page == nullptr || used == kWords) {
     void* p = nullptr;
-    STRATA_CHECK(cudaCheck(cudaHostAlloc(&p, kWords * sizeof(uint32_t), cudaHostAllocMapped | cudaHostAllocPortable),
-                           "cudaHostAlloc (stream flags)"));
+    STRATA_CHECK_CUDA(cudaHostAlloc(&p, kWords * sizeof(uint32_t), cudaHostAllocMapped | cudaHostAllocPortable));
     std::memset(p, 0, kWords * sizeof(uint32_t));
     page = static_cast<uint32_t*>(p);
     used = 0;
   }
   *host = page + used++;
   void* d = nullptr;
-  STRATA_CHECK(cudaCheck(cudaHostGetDevicePointer(&d, *host, 0), "cudaHostGetDevicePointer (stream flags)"));
+  STRATA_CHECK_CUDA(cudaHostGetDevicePointer(&d, *host, 0));
   *dev = static_cast<uint32_t*>(d);
   return Status::Ok();
 }
@@ -173,6 +215,17 @@ bool askMpiCudaAware(int configured) {
 #else
   return false;
 #endif
+}
+
+// Waits (bounded) for the work queued on the caller's stream before this call. Stream 0 is the
+// legacy default stream, which the library's non-blocking streams do not wait for by themselves.
+Status waitForCallerStream(cudaStream_t stream, double timeoutSeconds) {
+  cudaEvent_t event = nullptr;
+  STRATA_CHECK_CUDA(cudaEventCreateWithFlags(&event, cudaEventDisableTiming));
+  Status s = cudaCheck(cudaEventRecord(event, stream), "cudaEventRecord (caller's stream)", STRATA_WHERE);
+  if (s.ok()) s = waitForEvent(event, timeoutSeconds, "the work queued before this call on its stream");
+  cudaEventDestroy(event);
+  return s;
 }
 
 void progressLoop(strataComm* comm, DevicePath* dp) {
@@ -209,56 +262,46 @@ void progressLoop(strataComm* comm, DevicePath* dp) {
   }
 }
 
-// Device slots for the node team: each member allocates two slots, the members exchange CUDA IPC
-// handles over the node's communicator and map each other's. Collective over the communicator;
-// *ok says whether every rank succeeded (else no rank uses device node ops).
-Status setUpIpcSlots(strataComm* comm, bool* ok) {
-  *ok = false;
+// Device slots for the node team (intra_node/device_slots.h): each member allocates its slots, the
+// members exchange CUDA IPC handles over the node's communicator and map each other's. Collective
+// over the communicator; comm->deviceNodeTeam says whether every rank succeeded (else no rank uses
+// device node ops).
+Status setUpIpcSlots(strataComm* comm, DevicePath& dp) {
+  comm->deviceNodeTeam = false;
   NodeTeam& team = *comm->nodeTeam;
   const int n = team.size(), me = team.me();
   size_t slotBytes = envBytes("STRATA_DEVICE_SLOT");
   if (slotBytes == 0) slotBytes = size_t{16} << 20;  // a 256 MiB allreduce then takes 16 rounds on 2 ranks
   slotBytes = (slotBytes + 255) & ~size_t{255};
   struct Entry {
-    cudaIpcMemHandle_t handle;
+    char handle[kIpcHandleBytes];
     int ok;
   };
   Entry mine{};
-  void* own = nullptr;
-  Status s = cudaCheck(cudaMalloc(&own, 2 * slotBytes), "cudaMalloc (device node slots)");
-  if (s.ok()) s = cudaCheck(cudaIpcGetMemHandle(&mine.handle, own), "cudaIpcGetMemHandle");
+  std::unique_ptr<DeviceSlots> slots;
+  Status s = DeviceSlots::allocate(slotBytes, &slots, mine.handle);
   mine.ok = s.ok() ? 1 : 0;
   std::vector<Entry> all(static_cast<size_t>(n));
   STRATA_CHECK_MPI(MPI_Allgather(&mine, sizeof(Entry), MPI_BYTE, all.data(), sizeof(Entry), MPI_BYTE, comm->nodeComm));
-  std::vector<char*> bases(static_cast<size_t>(n), nullptr);
-  bool good = true;
+  bool good = s.ok();
   for (const Entry& e : all) good &= e.ok == 1;
-  for (int j = 0; j < n && good; ++j) {
-    if (j == me) {
-      bases[static_cast<size_t>(j)] = static_cast<char*>(own);
-      continue;
-    }
-    void* p = nullptr;
-    s = cudaCheck(cudaIpcOpenMemHandle(&p, all[static_cast<size_t>(j)].handle, cudaIpcMemLazyEnablePeerAccess),
-                  "cudaIpcOpenMemHandle");
+  if (good) {
+    std::vector<std::vector<char>> handles(static_cast<size_t>(n));
+    for (int j = 0; j < n; ++j) handles[static_cast<size_t>(j)].assign(all[static_cast<size_t>(j)].handle, all[static_cast<size_t>(j)].handle + kIpcHandleBytes);
+    s = slots->open(handles, me);
     good = s.ok();
-    bases[static_cast<size_t>(j)] = static_cast<char*>(p);
   }
-  auto release = [bases, me, own] {
-    for (size_t j = 0; j < bases.size(); ++j) {
-      if (static_cast<int>(j) != me && bases[j] != nullptr) cudaIpcCloseMemHandle(bases[j]);
-    }
-    if (own != nullptr) cudaFree(own);
-  };
   int mineOk = good ? 1 : 0, allOk = 0;
   STRATA_CHECK_MPI(MPI_Allreduce(&mineOk, &allOk, 1, MPI_INT, MPI_MIN, comm->comm));
   if (allOk != 1) {
-    release();
+    // Nobody uses them: each closes what it opened and frees its own after the team's barrier.
+    if (slots != nullptr) STRATA_CHECK(slots->release(&team, comm->config.timeoutSeconds, false));
     if (!s.ok()) STRATA_WARN("device node slots unavailable (%s): device calls run flat plans", s.message().c_str());
     return Status::Ok();
   }
-  team.attachDeviceSlots(std::move(bases), slotBytes, release);
-  *ok = true;
+  team.attachDeviceSlots(slots->bases(), slots->slotBytes());
+  dp.slots = std::move(slots);
+  comm->deviceNodeTeam = true;
   return Status::Ok();
 }
 
@@ -267,7 +310,6 @@ Status setUpIpcSlots(strataComm* comm, bool* ok) {
 class DeviceScope {
  public:
   explicit DeviceScope(int device) {
-    if (device < 0) return;  // the emulated device: no CUDA call at all
     if (cudaGetDevice(&previous_) != cudaSuccess) previous_ = -1;
     if (device != previous_) cudaSetDevice(device);
   }
@@ -283,78 +325,110 @@ class DeviceScope {
 
 Status pointerDevice(const void* p, int* device) {
   cudaPointerAttributes attr{};
-  STRATA_CHECK(cudaCheck(cudaPointerGetAttributes(&attr, p), "cudaPointerGetAttributes"));
+  STRATA_CHECK_CUDA(cudaPointerGetAttributes(&attr, p));
   *device = attr.device;
   return Status::Ok();
 }
 
-#endif  // STRATA_HAVE_CUDA
-
-Status ensurePath(strataComm* comm, bool emulated, int device, DevicePath** out) {
+// With the gate held.
+Status ensurePath(strataComm* comm, int device, DevicePath** out) {
   DevicePath* dp = comm->devicePath;
   if (dp != nullptr) {
-    STRATA_REQUIRE(dp->emulated == emulated, strataInvalidUsage,
-                   "this communicator ran device collectives %s; this call's buffers are %s",
-                   dp->emulated ? "under STRATA_DEVICE_EMULATION" : "on a CUDA device",
-                   emulated ? "host memory" : "device memory");
-    STRATA_REQUIRE(emulated || dp->device == device, strataInvalidUsage,
+    STRATA_REQUIRE(dp->device == device, strataInvalidUsage,
                    "this communicator runs its device collectives on device %d; the buffers are on device %d", dp->device,
                    device);
     *out = dp;
     return Status::Ok();
   }
+  STRATA_CHECK(quiesceAllPaths(comm->config.timeoutSeconds));
   auto path = std::make_unique<DevicePath>();
-  path->emulated = emulated;
   path->device = device;
   path->stageChunk = envBytes("STRATA_STAGE_CHUNK");
-  if (emulated) {
-    EmulatedDeviceOptions o;
-    const char* jitter = std::getenv("STRATA_DEVICE_EMULATION_JITTER_US");
-    o.jitterMicros = jitter != nullptr ? static_cast<unsigned>(std::atoi(jitter)) : 20;
-    o.seed = static_cast<unsigned>(comm->rank) + 1;
-    o.timeoutSeconds = comm->config.timeoutSeconds;
-    path->lanes = makeEmulatedDevice(o);
-    path->awareMpi = comm->config.cudaAwareMpi == 1;  // host memory: MPI can read it either way
-    comm->deviceNodeTeam = comm->nodeTeam != nullptr;  // the host segment's slots serve
-  } else {
-#ifdef STRATA_HAVE_CUDA
-    STRATA_CHECK(makeCudaLanes(device, comm->config.timeoutSeconds, &path->lanes));
-    if (comm->nodeTeam != nullptr) STRATA_CHECK(setUpIpcSlots(comm, &comm->deviceNodeTeam));
-    path->awareMpi = askMpiCudaAware(comm->config.cudaAwareMpi);
-    int level = MPI_THREAD_SINGLE;
-    MPI_Query_thread(&level);
-    const char* sync = std::getenv("STRATA_DEVICE_SYNC");
-    path->async = level == MPI_THREAD_MULTIPLE && !(sync != nullptr && std::atoi(sync) > 0);
-    if (path->async) {
-      STRATA_CHECK(allocateFlag(&path->flagHost, &path->flagDev));
-      STRATA_CHECK(allocateFlag(&path->timedOutHost, &path->timedOutDev));
-      path->thread = std::thread(progressLoop, comm, path.get());
-    }
-    STRATA_INFO("device collectives on device %d: %s, MPI %s", device,
-                path->async ? "asynchronous (progress thread)" : "synchronous (MPI is not MPI_THREAD_MULTIPLE)",
-                path->awareMpi ? "device-aware" : "staged through pinned host chunks");
-#else
-    return makeStatus(strataInvalidUsage, "device buffers in a build without CUDA");
-#endif
+  STRATA_CHECK(makeCudaLanes(device, comm->config.timeoutSeconds, &path->lanes));
+  if (comm->nodeTeam != nullptr) STRATA_CHECK(setUpIpcSlots(comm, *path));
+  path->awareMpi = askMpiCudaAware(comm->config.cudaAwareMpi);
+  int level = MPI_THREAD_SINGLE;
+  MPI_Query_thread(&level);
+  const char* sync = std::getenv("STRATA_DEVICE_SYNC");
+  path->async = level == MPI_THREAD_MULTIPLE && !(sync != nullptr && std::atoi(sync) > 0);
+  if (path->async) {
+    STRATA_CHECK(allocateFlag(&path->flagHost, &path->flagDev));
+    STRATA_CHECK(allocateFlag(&path->timedOutHost, &path->timedOutDev));
+    path->thread = std::thread(progressLoop, comm, path.get());
   }
+  STRATA_INFO("device collectives on device %d: %s, MPI %s", device,
+              path->async ? "asynchronous (progress thread)" : "synchronous (MPI is not MPI_THREAD_MULTIPLE)",
+              path->awareMpi ? "device-aware" : "staged through pinned host chunks");
   comm->devicePath = path.release();
+  livePaths().push_back(comm->devicePath);
   *out = comm->devicePath;
   return Status::Ok();
 }
+
+// Queues the collective for the progress thread and makes `stream` wait for its ticket.
+Status enqueueOnStream(strataComm* comm, DevicePath& dp, std::shared_ptr<CachedPlan> cached, const void* send,
+                       void* recv, unsigned long long seq, cudaStream_t stream) {
+  DevicePath::Work w;
+  w.plan = std::move(cached);
+  w.send = send;
+  w.recv = recv;
+  w.seq = seq;
+  {
+    std::lock_guard<std::mutex> lock(dp.mutex);
+    if (!dp.freeEvents.empty()) {
+      w.ready = dp.freeEvents.back();
+      dp.freeEvents.pop_back();
+    }
+  }
+  if (w.ready == nullptr) {
+    cudaEvent_t e = nullptr;
+    STRATA_CHECK_CUDA(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+    w.ready = e;
+  }
+  STRATA_CHECK_CUDA(cudaEventRecord(static_cast<cudaEvent_t>(w.ready), stream));
+  const uint32_t ticket = dp.enqueued + 1;
+  w.ticket = ticket;
+  // The work is handed over before the stream is made to wait: under CUDA_LAUNCH_BLOCKING=1 the
+  // fallback wait kernel's launch returns only once the ticket is written.
+  dp.enqueued = ticket;
+  {
+    std::lock_guard<std::mutex> lock(dp.mutex);
+    dp.queue.push_back(std::move(w));
+  }
+  dp.cv.notify_all();
+  // Work enqueued on `stream` after this call waits until the progress thread writes the ticket.
+  bool waiting = false;
+  if (dp.useWaitValue && waitValueFn() != nullptr) {
+    waiting = waitValueFn()(reinterpret_cast<CUstream>(stream), reinterpret_cast<CUdeviceptr>(dp.flagDev), ticket,
+                            CU_STREAM_WAIT_VALUE_GEQ) == CUDA_SUCCESS;
+    if (!waiting) dp.useWaitValue = false;  // not supported here: the bounded kernel from now on
+  }
+  if (!waiting) {
+    // Bounded beyond the progress thread's own bounds, so it fires only when that thread is stuck.
+    STRATA_CHECK(cuda::launchWaitFlag(dp.flagDev, ticket, 2 * comm->config.timeoutSeconds + 10, dp.timedOutDev, stream));
+  }
+  return Status::Ok();
+}
+
+#endif  // STRATA_HAVE_CUDA
 
 }  // namespace
 
 Status runDeviceCollective(strataComm* comm, const CollectiveArgs& args, const void* send, void* recv,
                            cudaStream_t stream) {
-  const void* probe = send != nullptr ? send : recv;
-  const bool emulated = classifyPointer(probe) == MemorySpace::kHost;
-  int device = -1;
 #ifdef STRATA_HAVE_CUDA
-  if (!emulated) STRATA_CHECK(pointerDevice(probe, &device));
+  const void* probe = send != nullptr ? send : recv;
+  int device = -1;
+  STRATA_CHECK(pointerDevice(probe, &device));
   DeviceScope scope(device);
-#endif
+  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+  STRATA_CHECK_CUDA(cudaStreamIsCapturing(stream, &capture));
+  STRATA_REQUIRE(capture == cudaStreamCaptureStatusNone, strataInvalidUsage,
+                 "the stream is being captured into a CUDA graph: Strata's collectives wait for a progress thread, "
+                 "which a graph cannot replay; call them outside the capture");
+  std::unique_lock<std::mutex> gate(allocationGate());
   DevicePath* dp = nullptr;
-  STRATA_CHECK(ensurePath(comm, emulated, device, &dp));
+  STRATA_CHECK(ensurePath(comm, device, &dp));
   if (dp->async) {
     // An earlier queued collective's failure is reported here, not waited for.
     Status earlier;
@@ -371,72 +445,24 @@ Status runDeviceCollective(strataComm* comm, const CollectiveArgs& args, const v
   std::shared_ptr<CachedPlan> cached;
   Status s = planFor(comm, args, &cached);
   if (!s.ok()) return s.withContext(strformat("%s #%llu", collectiveName(args.coll), seq));
-
-  if (!dp->async) {
-    STRATA_CHECK(synchronizeStream(stream, comm->config.timeoutSeconds));
-    s = runPlan(comm, *dp, *cached, send, recv, seq);
-    if (!s.ok() && s.code() != strataInvalidArgument && s.code() != strataInvalidUsage) comm->fatal = s;
-    return s;
-  }
-#ifdef STRATA_HAVE_CUDA
-  DevicePath::Work w;
-  w.plan = cached;
-  w.send = send;
-  w.recv = recv;
-  w.seq = seq;
-  {
-    std::lock_guard<std::mutex> lock(dp->mutex);
-    if (!dp->freeEvents.empty()) {
-      w.ready = dp->freeEvents.back();
-      dp->freeEvents.pop_back();
-    }
-  }
-  if (w.ready == nullptr) {
-    cudaEvent_t e = nullptr;
-    STRATA_CHECK(cudaCheck(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), "cudaEventCreate"));
-    w.ready = e;
-  }
-  STRATA_CHECK(cudaCheck(cudaEventRecord(static_cast<cudaEvent_t>(w.ready), stream), "cudaEventRecord (caller's stream)"));
-  w.ticket = dp->enqueued + 1;
-  // Work enqueued on `stream` after this call waits until the progress thread writes the ticket.
-  bool waiting = false;
-  if (dp->useWaitValue && waitValueFn() != nullptr) {
-    waiting = waitValueFn()(reinterpret_cast<CUstream>(stream), reinterpret_cast<CUdeviceptr>(dp->flagDev), w.ticket,
-                            CU_STREAM_WAIT_VALUE_GEQ) == CUDA_SUCCESS;
-    if (!waiting) dp->useWaitValue = false;  // not supported here: the bounded kernel from now on
-  }
-  if (!waiting) {
-    STRATA_CHECK(cuda::launchWaitFlag(dp->flagDev, w.ticket, comm->config.timeoutSeconds, dp->timedOutDev, stream));
-  }
-  dp->enqueued = w.ticket;
-  {
-    std::lock_guard<std::mutex> lock(dp->mutex);
-    dp->queue.push_back(std::move(w));
-  }
-  dp->cv.notify_all();
-  return Status::Ok();
+  STRATA_CHECK(reserveFor(comm, *dp, *cached));
+  if (dp->async) return enqueueOnStream(comm, *dp, std::move(cached), send, recv, seq, stream);
+  gate.unlock();
+  STRATA_CHECK(waitForCallerStream(stream, comm->config.timeoutSeconds));
+  s = runPlan(comm, *dp, *cached, send, recv, seq);
+  if (!s.ok() && s.code() != strataInvalidArgument && s.code() != strataInvalidUsage) comm->fatal = s;
+  return s;
 #else
-  return makeStatus(strataInternalError, "asynchronous device path without CUDA");
+  return makeStatus(strataInvalidUsage, "device buffers in a build without CUDA");
 #endif
 }
 
 Status drainDevicePath(strataComm* comm) {
   DevicePath* dp = comm->devicePath;
   if (dp == nullptr) return Status::Ok();
-  if (dp->async) {
-    const auto start = Clock::now();
-    for (unsigned polls = 0; dp->completed.load(std::memory_order_acquire) != dp->enqueued; ++polls) {
-      if ((polls & 63) == 63) {
-        const double waited = std::chrono::duration<double>(Clock::now() - start).count();
-        // The progress thread's every wait is bounded by the timeout; allow it that plus a margin.
-        if (waited > comm->config.timeoutSeconds + 10) {
-          return makeStatus(strataTimeout, "timed out after %.1f s waiting for %u queued device collectives", waited,
-                            dp->enqueued - dp->completed.load());
-        }
-      }
-      sched_yield();
-    }
-  }
+#ifdef STRATA_HAVE_CUDA
+  STRATA_CHECK(waitQueued(*dp, comm->config.timeoutSeconds, nullptr));
+#endif
   Status error;
   {
     std::lock_guard<std::mutex> lock(dp->mutex);
@@ -464,6 +490,17 @@ void stopDevicePath(strataComm* comm) {
     dp->thread.join();  // the queue drains first: every ticket is written, every stream released
   }
 #ifdef STRATA_HAVE_CUDA
+  std::lock_guard<std::mutex> gate(allocationGate());
+  auto& live = livePaths();
+  live.erase(std::remove(live.begin(), live.end(), dp), live.end());
+  Status quiet = quiesceAllPaths(comm->config.timeoutSeconds);
+  if (!quiet.ok()) STRATA_WARN("destroying a communicator: %s", quiet.message().c_str());
+  if (dp->slots != nullptr) {
+    if (comm->nodeTeam != nullptr) comm->nodeTeam->attachDeviceSlots({}, 0);
+    const bool abandon = comm->aborted.load() || !quiet.ok();
+    Status s = dp->slots->release(comm->nodeTeam.get(), comm->config.timeoutSeconds, abandon);
+    if (!s.ok()) STRATA_WARN("releasing the device node slots: %s", s.message().c_str());
+  }
   for (void* e : dp->freeEvents) cudaEventDestroy(static_cast<cudaEvent_t>(e));
 #endif
   delete dp;

@@ -10,18 +10,15 @@
 // MPI_THREAD_MULTIPLE; under a lower thread level the call runs on the calling thread and returns
 // when done (still after the stream's prior work).
 //
-// STRATA_DEVICE_EMULATION=1 runs host-buffer collectives through the same device path with the
-// emulated device (kernels/host/emulated_device.h: lanes are host threads), synchronously: that is
-// how CI, without a GPU, tests the lanes, the markers and the staging pipeline.
+// CUDA's allocation calls synchronise the device, so the path allocates (setup, growth of its
+// staging and scratch, teardown) only behind a process-wide gate, with no stream of the process
+// waiting for one of its tickets. A capturing stream is refused: a graph cannot replay the wait.
 #pragma once
 
 #include "kernels/plan/collective.h"
 #include "src/core/communicator.h"
 
 namespace strata {
-
-// Whether STRATA_DEVICE_EMULATION asks host buffers to take the device path.
-bool deviceEmulation();
 
 // Runs (or queues) one validated collective with args.device set.
 Status runDeviceCollective(strataComm* comm, const CollectiveArgs& args, const void* send, void* recv,

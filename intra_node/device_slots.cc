@@ -1,0 +1,69 @@
+#include "intra_node/device_slots.h"
+
+#include <cuda_runtime.h>
+
+#include <chrono>
+#include <cstring>
+
+#include "kernels/cuda/cuda_check.h"
+
+namespace strata {
+
+DeviceSlots::~DeviceSlots() {
+  // Reached without release() only when setting up failed: nobody else opened the slots.
+  for (size_t j = 0; j < bases_.size(); ++j) {
+    if (static_cast<int>(j) != me_ && bases_[j] != nullptr) cudaIpcCloseMemHandle(bases_[j]);
+  }
+  if (own_ != nullptr) cudaFree(own_);
+}
+
+Status DeviceSlots::allocate(size_t slotBytes, std::unique_ptr<DeviceSlots>* out, char handle[kIpcHandleBytes]) {
+  std::unique_ptr<DeviceSlots> s(new DeviceSlots);
+  s->slotBytes_ = slotBytes;
+  STRATA_CHECK_CUDA(cudaMalloc(&s->own_, 2 * slotBytes));
+  cudaIpcMemHandle_t h;
+  static_assert(sizeof h == kIpcHandleBytes);
+  STRATA_CHECK_CUDA(cudaIpcGetMemHandle(&h, s->own_));
+  std::memcpy(handle, &h, sizeof h);
+  *out = std::move(s);
+  return Status::Ok();
+}
+
+Status DeviceSlots::open(const std::vector<std::vector<char>>& handles, int me) {
+  me_ = me;
+  bases_.assign(handles.size(), nullptr);
+  for (size_t j = 0; j < handles.size(); ++j) {
+    if (static_cast<int>(j) == me) {
+      bases_[j] = static_cast<char*>(own_);
+      continue;
+    }
+    cudaIpcMemHandle_t h;
+    std::memcpy(&h, handles[j].data(), sizeof h);
+    void* p = nullptr;
+    STRATA_CHECK_CUDA(cudaIpcOpenMemHandle(&p, h, cudaIpcMemLazyEnablePeerAccess));
+    bases_[j] = static_cast<char*>(p);
+  }
+  return Status::Ok();
+}
+
+Status DeviceSlots::release(NodeTeam* team, double timeoutSeconds, bool abandon) {
+  Status status;
+  for (size_t j = 0; j < bases_.size(); ++j) {
+    if (static_cast<int>(j) == me_ || bases_[j] == nullptr) continue;
+    status.update(cudaCheck(cudaIpcCloseMemHandle(bases_[j]), "cudaIpcCloseMemHandle", STRATA_WHERE));
+    bases_[j] = nullptr;
+  }
+  if (!abandon && team != nullptr) {
+    const auto deadline = std::chrono::steady_clock::now() +
+                          std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(timeoutSeconds));
+    Status met = team->barrier(deadline, "releasing the device slots (every member closes its peers' mappings)");
+    if (!met.ok()) abandon = true;  // a member did not arrive: it may still read our slots
+    status.update(met);
+  }
+  if (!abandon && own_ != nullptr) status.update(cudaCheck(cudaFree(own_), "cudaFree", STRATA_WHERE));
+  own_ = nullptr;  // abandoned or freed: the destructor must not free it
+  bases_.clear();
+  return status;
+}
+
+}  // namespace strata
