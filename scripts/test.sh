@@ -46,13 +46,32 @@ fi
 [ -d /usr/local/cuda/bin ] && export PATH="$PATH:/usr/local/cuda/bin"
 
 # ---- 2. Configure and build (incremental) -------------------------------------------------
+# With a GPU the device tier runs on it; without one, the same CUDA sources are built against the
+# CUDA simulator (tests/cuda_sim) and the device tier runs there.
 jobs=$(nproc 2>/dev/null || echo 2)
+have_nvcc=0
+command -v nvcc >/dev/null && have_nvcc=1
+sim=OFF
+if [ "$have_nvcc" -eq 1 ] && ! { command -v nvidia-smi >/dev/null && nvidia-smi -L >/dev/null 2>&1; }; then sim=ON; fi
 if [ ! -f build/CMakeCache.txt ]; then
-  log "configuring (preset 'default', build/)"
-  cmake --preset default >/dev/null
+  log "configuring (preset 'default', build/, CUDA simulator $sim)"
+  cmake --preset default -DSTRATA_CUDA_SIM=$sim >/dev/null
+else
+  cmake build -DSTRATA_CUDA_SIM=$sim >/dev/null
 fi
 log "building with $jobs jobs"
 cmake --build --preset default -j "$jobs"
+
+# The build a GPU user gets: the same sources through nvcc for STRATA_CUDA_ARCHITECTURES, so the
+# simulated and the real build stay green together (compiled here, run where there is a GPU).
+if [ "$sim" = ON ] && [ "${STRATA_SKIP_NVCC_BUILD:-0}" != 1 ]; then
+  if [ ! -f build-cuda/CMakeCache.txt ]; then
+    log "configuring the nvcc build (build-cuda/)"
+    cmake --preset default -B build-cuda -DSTRATA_CUDA_SIM=OFF -DSTRATA_BUILD_PERF=OFF >/dev/null
+  fi
+  log "building the library and the GPU tests with nvcc"
+  cmake --build build-cuda -j "$jobs" --target strata strata_gpu_kernel_tests strata_gpu_collectives_test
+fi
 
 [ "$run_tests" -eq 1 ] || exit 0
 

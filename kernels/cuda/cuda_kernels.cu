@@ -18,11 +18,9 @@ Status lastLaunchError(const char* kernel) {
 
 template <typename T>
 __global__ void __launch_bounds__(kThreads) divideKernel(T* data, size_t count, int divisor) {
-  using Tr = DevTraits<T>;
-  using Acc = typename Tr::Acc;
   const size_t stride = static_cast<size_t>(gridDim.x) * blockDim.x;
   for (size_t i = static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < count; i += stride) {
-    storeGlobal(data + i, Tr::store(Tr::load(loadGlobal(data + i)) / static_cast<Acc>(divisor)));
+    storeGlobal(data + i, divideValue(loadGlobal(data + i), divisor));
   }
 }
 
@@ -70,8 +68,12 @@ __global__ void waitFlagKernel(const volatile uint32_t* flag, uint32_t value, un
   const unsigned long long start = deviceTimerNs();
   while (static_cast<int32_t>(loadVolatileGlobal(flag) - value) < 0) {
     if (deviceTimerNs() - start > timeoutNs) {
+      // The stream must not go on as if the collective had completed: the work queued after it would
+      // read a partial result as valid. Trapping ends the context with an error every later CUDA
+      // call reports; *timedOut tells Strata why.
       storeGlobal(const_cast<uint32_t*>(timedOut), 1u);
-      return;
+      __threadfence_system();
+      __trap();
     }
     __nanosleep(2000);
   }

@@ -33,8 +33,9 @@ Status launchCountMismatches(const void* actual, const void* expected, size_t co
 
 // Holds `stream` until the 32-bit counter at `flag` (host memory mapped into the device, written by
 // the host) reaches `value` (compared as a signed difference, so it wraps), or until
-// `timeoutSeconds` pass: then it sets *timedOut (mapped too) and lets the stream go on. One thread
-// that sleeps between polls; used where the driver's stream wait-value operation is unavailable.
+// `timeoutSeconds` pass: then it sets *timedOut (mapped too) and traps, so the stream never runs
+// on as if the data were complete (the context reports the error). One thread that sleeps between
+// polls; used where the driver's stream wait-value operation is unavailable.
 Status launchWaitFlag(const uint32_t* flag, uint32_t value, double timeoutSeconds, uint32_t* timedOut,
                       cudaStream_t stream);
 

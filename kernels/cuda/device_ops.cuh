@@ -85,15 +85,28 @@ struct ReduceArgs {
   size_t count = 0;
 };
 
+// v / divisor, strataAvg's last step: integers in 64 bits of their signedness (an 8-bit divisor
+// would overflow past 127 or 255 ranks), truncating toward zero as C; 16-bit floats in fp32,
+// rounded once.
+template <typename T>
+__host__ __device__ __forceinline__ T divideValue(T v, int divisor) {
+  using Tr = DevTraits<T>;
+  using Acc = typename Tr::Acc;
+  if constexpr (std::is_integral_v<T>) {
+    using W = std::conditional_t<std::is_signed_v<T>, long long, unsigned long long>;
+    return static_cast<T>(static_cast<W>(v) / static_cast<W>(divisor));
+  } else {
+    return Tr::store(Tr::load(v) / static_cast<Acc>(divisor));
+  }
+}
+
 template <typename T>
 __host__ __device__ __forceinline__ T finishValue(typename DevTraits<T>::Acc acc, int divisor) {
   using Tr = DevTraits<T>;
-  using Acc = typename Tr::Acc;
   // The fused average rounds the sum to the storage type first, then divides: bit for bit what a
   // reduce followed by a separate divide step gives (for the 16-bit floats the two roundings
-  // differ from one). Integers truncate toward zero, as C.
-  if (divisor > 0) acc = Tr::load(Tr::store(acc)) / static_cast<Acc>(divisor);
-  return Tr::store(acc);
+  // differ from one).
+  return divisor > 0 ? divideValue<T>(Tr::store(acc), divisor) : Tr::store(acc);
 }
 
 // One element i, scalar loads: heads, tails and misaligned buffers.

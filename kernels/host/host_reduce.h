@@ -107,8 +107,10 @@ void divideBy(T* data, size_t count, int divisor) {
   using Tr = Traits<T>;
   using Acc = typename Tr::Acc;
   if constexpr (std::is_integral_v<Acc>) {
-    const Acc d = static_cast<Acc>(divisor);
-    for (size_t i = 0; i < count; ++i) data[i] = static_cast<T>(data[i] / d);  // truncates toward zero
+    // In 64 bits of the type's signedness: an 8-bit divisor would overflow past 127 (255) ranks.
+    using W = std::conditional_t<std::is_signed_v<T>, long long, unsigned long long>;
+    const W d = static_cast<W>(divisor);
+    for (size_t i = 0; i < count; ++i) data[i] = static_cast<T>(static_cast<W>(data[i]) / d);  // toward zero
   } else {
     const Acc d = static_cast<Acc>(divisor);
     for (size_t i = 0; i < count; ++i) data[i] = Tr::store(Tr::load(data[i]) / d);

@@ -6,17 +6,40 @@
 #include <gtest/gtest.h>
 #include <mpi.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
 
 #include "kernels/cuda/cuda_kernels.h"
+#include "kernels/cuda/device_api.cuh"
 #include "perf/reference.h"
 #include "tests/gpu/device_buffer.h"
 #include "tests/mpi/mpi_test_util.h"
 
+#if defined(STRATA_CUDA_SIM)
+#include <cuda_sim/cuda_sim.h>
+#endif
+
 namespace strata::test {
 namespace {
+
+// The node shape under test (STRATA_TEST_SHAPE: "0" discovers, "2" makes virtual nodes of 2, "3,5").
+std::string testShape() {
+  const char* e = std::getenv("STRATA_TEST_SHAPE");
+  return e != nullptr && *e != '\0' ? e : "0";
+}
+
+// One block that first waits `delayNs` on the device, then copies: the input of a call, written
+// late enough that a collective which does not wait for its stream reads it early.
+__global__ void delayedCopyKernel(unsigned char* dst, const unsigned char* src, size_t n, unsigned long long delayNs) {
+  if (threadIdx.x == 0) {
+    const unsigned long long start = cuda::deviceTimerNs();
+    while (cuda::deviceTimerNs() - start < delayNs) __nanosleep(1000);
+  }
+  __syncthreads();
+  for (size_t i = threadIdx.x; i < n; i += blockDim.x) cuda::storeGlobal(dst + i, cuda::loadGlobal(src + i));
+}
 
 bool everyRankHasDevice() {
   int n = 0;
@@ -114,8 +137,10 @@ std::string runOnDevice(strataComm_t comm, Coll c, strataDataType_t t, strataRed
       copied(l.recvElems * es + 1, 0xEE);
   unsigned char* sendPtr = send.ptr();
   unsigned char* recvPtr = recv.ptr();
-  // The input is written by a kernel on the stream just before the call ...
-  if (!cuda::launchCopy(sendPtr, source.ptr(), input.size(), stream).ok()) return "launch";
+  // The input is written by a kernel on the stream just before the call, after a delay ...
+  cuda::launchKernel("delayedCopyKernel", delayedCopyKernel, 1, 256, stream, sendPtr,
+                     static_cast<const unsigned char*>(source.ptr()), input.size(), 2000000ull);
+  if (cudaGetLastError() != cudaSuccess) return "launch";
   const strataResult_t rc = call(c, sendPtr, recvPtr, n, t, op, root, comm, stream);
   if (rc != strataSuccess) return std::string("returned ") + strataGetErrorString(rc) + ": " + strataGetLastError(comm);
   // ... and the output read by another just after it.
@@ -137,7 +162,7 @@ class DeviceCollectives : public ::testing::Test {
 
 TEST_F(DeviceCollectives, EveryCollectiveOrderedOnTheStream) {
   const int p = worldSize();
-  strataComm_t comm = commFor("0", "");
+  strataComm_t comm = commFor(testShape(), "");
   ASSERT_NE(comm, nullptr);
   cudaStream_t stream = nullptr;
   ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
@@ -171,7 +196,7 @@ TEST_F(DeviceCollectives, EveryCollectiveOrderedOnTheStream) {
 }
 
 TEST_F(DeviceCollectives, TwoCommunicatorsOnTwoStreams) {
-  strataComm_t a = commFor("0", ""), b = commFor("0", "allreduce=ring");
+  strataComm_t a = commFor(testShape(), ""), b = commFor(testShape(), "allreduce=ring");
   ASSERT_NE(a, nullptr);
   ASSERT_NE(b, nullptr);
   cudaStream_t sa = nullptr, sb = nullptr;
@@ -196,8 +221,90 @@ TEST_F(DeviceCollectives, TwoCommunicatorsOnTwoStreams) {
   cudaStreamDestroy(sb);
 }
 
+// Stream 0, the legacy default stream: the input's delayed kernel and the output's copy run there,
+// and the library's own streams are non-blocking, so the call must order itself explicitly (in the
+// asynchronous and, under STRATA_DEVICE_SYNC=1, the synchronous path).
+TEST_F(DeviceCollectives, LegacyDefaultStream) {
+  strataComm_t comm = commFor(testShape(), "");
+  ASSERT_NE(comm, nullptr);
+  const int p = worldSize();
+  bool ok = true;
+  unsigned seed = 101;
+  for (Coll c : {Coll::kAllReduce, Coll::kBroadcast, Coll::kAllGather, Coll::kReduceScatter, Coll::kAllToAll}) {
+    for (size_t n : {size_t{1}, size_t{1031}, size_t{65537}}) {
+      const std::string why = runOnDevice(comm, c, strataFloat32, strataSum, n, p - 1, seed++, nullptr);
+      if (!why.empty()) {
+        ok = false;
+        ADD_FAILURE() << collName(c) << " float sum count " << n << " on stream 0: " << why;
+      }
+    }
+  }
+  EXPECT_TRUE(allRanksOk(ok));
+}
+
+// A stream being captured into a CUDA graph is refused with a message, and the communicator goes
+// on working after the capture ends.
+TEST_F(DeviceCollectives, CapturingStreamIsRefused) {
+  strataComm_t comm = commFor(testShape(), "");
+  ASSERT_NE(comm, nullptr);
+  cudaStream_t stream = nullptr;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
+  const size_t n = 64;
+  DeviceBytes x(std::vector<float>(n, 1.0f));
+  ASSERT_EQ(cudaStreamBeginCapture(stream, cudaStreamCaptureModeRelaxed), cudaSuccess);
+  EXPECT_EQ(strataAllReduce(x.ptr(), x.ptr(), n, strataFloat32, strataSum, comm, stream), strataInvalidUsage);
+  EXPECT_NE(std::string(strataGetLastError(comm)).find("captured"), std::string::npos) << strataGetLastError(comm);
+  cudaGraph_t graph = nullptr;
+  ASSERT_EQ(cudaStreamEndCapture(stream, &graph), cudaSuccess);
+  cudaGraphDestroy(graph);
+  ASSERT_EQ(strataAllReduce(x.ptr(), x.ptr(), n, strataFloat32, strataSum, comm, stream), strataSuccess);
+  ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+  EXPECT_EQ(x.hostAs<float>()[n - 1], static_cast<float>(worldSize()));
+  cudaStreamDestroy(stream);
+}
+
+// What the CUDA simulator counts for one allreduce of 64 MiB of floats, per rank, against the data
+// each rank must at least move, 2(p-1)/p x m (the bus bandwidth factor of allreduce). Only where
+// STRATA_TEST_COUNT_BYTES=1 asks for it (it takes seconds on the simulator).
+TEST_F(DeviceCollectives, CountedBytesOfALargeAllreduce) {
+#if !defined(STRATA_CUDA_SIM)
+  GTEST_SKIP() << "the counters are the CUDA simulator's";
+#else
+  const char* want = std::getenv("STRATA_TEST_COUNT_BYTES");
+  if (want == nullptr || std::string(want) != "1") GTEST_SKIP() << "STRATA_TEST_COUNT_BYTES=1 runs it";
+  strataComm_t comm = commFor(testShape(), "");
+  ASSERT_NE(comm, nullptr);
+  const int p = worldSize();
+  const size_t n = size_t{16} << 20, m = n * sizeof(float);
+  DeviceBytes x(m, 0);
+  cudaStream_t stream = nullptr;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
+  // A first call sets up the path (slots, staging, scratch); the second is counted.
+  ASSERT_EQ(strataAllReduce(x.ptr(), x.ptr(), n, strataFloat32, strataSum, comm, stream), strataSuccess);
+  ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+  MPI_Barrier(MPI_COMM_WORLD);
+  cudaSimResetCounters();
+  ASSERT_EQ(strataAllReduce(x.ptr(), x.ptr(), n, strataFloat32, strataSum, comm, stream), strataSuccess);
+  ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+  cudaSimCounters c{};
+  ASSERT_EQ(cudaSimGetProcessCounters(&c), cudaSuccess);
+  const double bound = 2.0 * (p - 1) / p * static_cast<double>(m);
+  const double moved = static_cast<double>(c.kernelBytesRead + c.kernelBytesWritten + c.bytesDeviceToDevice +
+                                           c.bytesDeviceToHost + c.bytesHostToDevice);
+  std::printf("[rank %d] allreduce of %zu MiB fp32 on %d ranks: kernels read %.1f MiB, wrote %.1f MiB in %llu launches; "
+              "copies d2d %.1f MiB, d2h %.1f MiB, h2d %.1f MiB; lower bound 2(p-1)/p x m = %.1f MiB; moved / bound = %.2f\n",
+              worldRank(), m >> 20, p, c.kernelBytesRead / 1048576.0, c.kernelBytesWritten / 1048576.0,
+              c.kernelLaunches, c.bytesDeviceToDevice / 1048576.0, c.bytesDeviceToHost / 1048576.0,
+              c.bytesHostToDevice / 1048576.0, bound / 1048576.0, moved / bound);
+  // Every rank writes its whole result at least once, and reads at least what the bound says.
+  EXPECT_GE(static_cast<double>(c.kernelBytesWritten + c.bytesDeviceToDevice + c.bytesHostToDevice), static_cast<double>(m));
+  EXPECT_GE(moved, bound);
+  cudaStreamDestroy(stream);
+#endif
+}
+
 TEST_F(DeviceCollectives, MixedHostAndDeviceBuffersAreRejected) {
-  strataComm_t comm = commFor("0", "");
+  strataComm_t comm = commFor(testShape(), "");
   DeviceBytes d(std::vector<float>(16, 1.0f));
   std::vector<float> h(16, 0.0f);
   EXPECT_EQ(strataAllReduce(d.ptr(), h.data(), 16, strataFloat32, strataSum, comm, nullptr),

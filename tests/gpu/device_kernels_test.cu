@@ -2,6 +2,7 @@
 // every type, op, input count, length (0, 1, odd, prime, large) and misalignment, in place and
 // reduce-copy; the copy, divide and check kernels; the block reduction. Skips without a device.
 #include <gtest/gtest.h>
+#include <cstdlib>
 #include <cstring>
 #include <numeric>
 #include <random>
@@ -89,6 +90,26 @@ TEST(DeviceKernels, InPlaceAndFusedAverage) {
   }
 }
 
+// strataAvg over more ranks than an 8-bit type holds, fused and as the separate divide kernel.
+TEST(DeviceKernels, AverageOfBytesOverManyRanks) {
+  SKIP_WITHOUT_DEVICE();
+  for (DataType type : {strataInt8, strataUint8}) {
+    std::vector<uint8_t> values(256);
+    for (int v = 0; v < 256; ++v) values[static_cast<size_t>(v)] = static_cast<uint8_t>(v);
+    for (int divisor : {128, 200, 300}) {
+      std::vector<uint8_t> want = values;
+      ASSERT_TRUE(hostComputeBackend().divide(want.data(), want.size(), type, divisor).ok());
+      DeviceBytes fused(values), out(values.size()), separate(values);
+      const void* in[1] = {fused.ptr()};
+      ASSERT_TRUE(cuda::launchReduce(out.ptr(), nullptr, in, 1, values.size(), type, strataAvg, divisor, nullptr).ok());
+      ASSERT_TRUE(cuda::launchDivide(separate.ptr(), values.size(), type, divisor, nullptr).ok());
+      ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+      EXPECT_EQ(out.host(), want) << dataTypeName(type) << " / " << divisor << " (fused)";
+      EXPECT_EQ(separate.host(), want) << dataTypeName(type) << " / " << divisor << " (divide kernel)";
+    }
+  }
+}
+
 TEST(DeviceKernels, CopyAnyAlignment) {
   SKIP_WITHOUT_DEVICE();
   const std::vector<uint8_t> src = randomValues(strataUint8, 70001, 3);
@@ -134,6 +155,28 @@ TEST(DeviceKernels, BackendRunsOnItsStreamAndSynchronizes) {
   ASSERT_TRUE(backend.synchronize().ok());
   EXPECT_EQ(x.hostAs<int>()[999], 10);
   cudaStreamDestroy(s);
+}
+
+// The fallback stream wait must not let the stream run on when its flag never comes: the data it
+// guards is incomplete. It traps, so the context reports an error (a child process: the error is
+// sticky).
+TEST(DeviceKernelsDeathTest, WaitFlagKernelTrapsOnTimeout) {
+  SKIP_WITHOUT_DEVICE();
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        void* mapped = nullptr;
+        if (cudaHostAlloc(&mapped, 2 * sizeof(uint32_t), cudaHostAllocMapped) != cudaSuccess) std::exit(2);
+        auto* words = static_cast<uint32_t*>(mapped);
+        words[0] = 0;  // the flag: never reaches 1
+        words[1] = 0;  // set on timeout
+        cudaStream_t s = nullptr;
+        cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
+        if (!cuda::launchWaitFlag(words, 1, 0.05, words + 1, s).ok()) std::exit(3);
+        const cudaError_t rc = cudaStreamSynchronize(s);
+        std::exit(rc != cudaSuccess && words[1] == 1 ? 0 : 4);
+      },
+      ::testing::ExitedWithCode(0), "");
 }
 
 }  // namespace

@@ -123,16 +123,21 @@ strataResult_t onDevice(std::initializer_list<GuardedBuffer*> buffers,
   for (GuardedBuffer* b : buffers) {
     void* d = nullptr;
     if (cudaMalloc(&d, b->wholeBytes()) != cudaSuccess) return strataUnhandledCudaError;
-    cudaMemcpy(d, b->whole(), b->wholeBytes(), cudaMemcpyHostToDevice);
+    // On the call's stream: a cudaMemcpy from pageable memory may return before the device is
+    // written, and the legacy stream it runs on does not order the non-blocking `stream`.
+    if (cudaMemcpyAsync(d, b->whole(), b->wholeBytes(), cudaMemcpyHostToDevice, stream) != cudaSuccess) {
+      return strataUnhandledCudaError;
+    }
     t.mirrors.push_back({b, d});
   }
   const strataResult_t rc = call(t, stream);
   const bool synced = cudaStreamSynchronize(stream) == cudaSuccess;
+  bool copied = true;
   for (auto& [b, d] : t.mirrors) {
-    cudaMemcpy(b->whole(), d, b->wholeBytes(), cudaMemcpyDeviceToHost);
+    copied &= cudaMemcpy(b->whole(), d, b->wholeBytes(), cudaMemcpyDeviceToHost) == cudaSuccess;
     cudaFree(d);
   }
-  return rc != strataSuccess ? rc : synced ? strataSuccess : strataUnhandledCudaError;
+  return rc != strataSuccess ? rc : synced && copied ? strataSuccess : strataUnhandledCudaError;
 #else
   return call(t, nullptr);
 #endif

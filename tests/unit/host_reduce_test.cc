@@ -185,6 +185,21 @@ TEST(HostReduce, SixteenBitTypesAccumulateInFp32) {
   EXPECT_EQ(halfToFloat(out[0]), 2050.0f);
 }
 
+// strataAvg over more ranks than an 8-bit type holds: the divisor must not be cast to the type.
+TEST(HostReduce, AverageOfBytesOverManyRanks) {
+  for (int divisor : {128, 200, 256, 300, 1000}) {
+    std::vector<int8_t> s(256);
+    std::vector<uint8_t> u(256);
+    for (int v = 0; v < 256; ++v) s[static_cast<size_t>(v)] = static_cast<int8_t>(v - 128), u[static_cast<size_t>(v)] = static_cast<uint8_t>(v);
+    ASSERT_TRUE(hostComputeBackend().divide(s.data(), s.size(), strataInt8, divisor).ok());
+    ASSERT_TRUE(hostComputeBackend().divide(u.data(), u.size(), strataUint8, divisor).ok());
+    for (int v = 0; v < 256; ++v) {
+      ASSERT_EQ(s[static_cast<size_t>(v)], (v - 128) / divisor) << "int8 " << v - 128 << " / " << divisor;
+      ASSERT_EQ(u[static_cast<size_t>(v)], v / divisor) << "uint8 " << v << " / " << divisor;
+    }
+  }
+}
+
 TEST(HostReduce, RejectsBadArguments) {
   float x[1] = {1};
   const void* srcs[1] = {x};

@@ -21,7 +21,7 @@
 
 namespace cuda_sim {
 
-thread_local KernelTls tls;
+thread_local KernelTls tls __attribute__((tls_model("initial-exec")));
 
 namespace {
 
@@ -66,7 +66,9 @@ struct BlockRun {
   bool faulted = false;
 };
 
-// Per OS thread: the fiber stacks (allocated once, reused by every block it runs) and the block.
+// What one running block needs: its threads' fiber stacks and its state. Engines are pooled
+// process-wide, so the memory follows the number of blocks running at once, not the number of
+// streams that ever ran one.
 struct Engine {
   char* stacks = nullptr;
   BlockRun* run = nullptr;
@@ -79,11 +81,29 @@ struct Engine {
     run = new BlockRun;
   }
 };
-thread_local Engine* tEngine = nullptr;
 
-Engine& engine() {
-  if (tEngine == nullptr) tEngine = new Engine;  // kept for the thread's life: its fibers' stacks
-  return *tEngine;
+struct EnginePool {
+  std::mutex mutex;
+  std::vector<Engine*> idle;
+};
+EnginePool& enginePool() {
+  static auto* p = new EnginePool;
+  return *p;
+}
+Engine* takeEngine() {
+  {
+    std::lock_guard<std::mutex> lock(enginePool().mutex);
+    if (!enginePool().idle.empty()) {
+      Engine* e = enginePool().idle.back();
+      enginePool().idle.pop_back();
+      return e;
+    }
+  }
+  return new Engine;
+}
+void giveEngine(Engine* e) {
+  std::lock_guard<std::mutex> lock(enginePool().mutex);
+  enginePool().idle.push_back(e);
 }
 
 BlockRun& currentBlock() { return *static_cast<BlockRun*>(tls.thread->block); }
@@ -148,8 +168,7 @@ std::string where(const ThreadContext& c) {
   __builtin_unreachable();
 }
 
-void runBlock(Launch& l, unsigned long long linearBlock) {
-  Engine& e = engine();
+void runBlock(Engine& e, Launch& l, unsigned long long linearBlock) {
   BlockRun& b = *e.run;
   const dim3 g = l.spec.grid, bd = l.spec.block;
   b.launch = &l;
@@ -206,12 +225,15 @@ void runBlock(Launch& l, unsigned long long linearBlock) {
 }
 
 void runBlocks(Launch& l) {
+  Engine* e = nullptr;
   for (;;) {
-    if (l.aborted) return;
+    if (l.aborted) break;
     const unsigned long long i = l.nextBlock.fetch_add(1);
-    if (i >= l.blocks) return;
-    runBlock(l, i);
+    if (i >= l.blocks) break;
+    if (e == nullptr) e = takeEngine();
+    runBlock(*e, l, i);
   }
+  if (e != nullptr) giveEngine(e);
 }
 
 // Helper threads that join a launch's blocks while blocks are left.
@@ -347,6 +369,8 @@ void nanosleep(unsigned ns) {
   }
   std::this_thread::sleep_for(std::chrono::nanoseconds(ns < 1000 ? 1000 : ns));
 }
+
+void trap() { fault(cudaErrorLaunchFailure, "__trap()"); }
 
 unsigned long long globalTimerNs() {
   return static_cast<unsigned long long>(

@@ -56,7 +56,9 @@ struct KernelTls {
   unsigned nextWindow = 0;
   uint64_t bytesRead = 0, bytesWritten = 0;
 };
-CUDA_SIM_API extern thread_local KernelTls tls;
+// Initial-exec: every checked access reads it, and the simulator is always loaded with the program
+// (linked or preloaded, never dlopen'ed), so its thread-local block is static.
+CUDA_SIM_API extern thread_local KernelTls tls __attribute__((tls_model("initial-exec")));
 // Bumped whenever an allocation goes away, so no window outlives what it describes.
 CUDA_SIM_API extern std::atomic<uint64_t> allocationGeneration;
 
@@ -108,6 +110,8 @@ CUDA_SIM_API void syncWarp(unsigned mask);
 CUDA_SIM_API void warpExchange(unsigned mask, const void* value, void* result, size_t bytes, int source);
 CUDA_SIM_API unsigned warpBallot(unsigned mask, bool predicate);
 CUDA_SIM_API void nanosleep(unsigned ns);
+// __trap(): the kernel ends with a sticky cudaErrorLaunchFailure.
+[[noreturn]] CUDA_SIM_API void trap();
 CUDA_SIM_API unsigned long long globalTimerNs();
 
 // Launches `body` once per thread of grid x block on `stream` (kernel_engine.cc).
@@ -147,6 +151,7 @@ inline void __syncwarp(unsigned mask = 0xffffffffu) { ::cuda_sim::syncWarp(mask)
 inline void __threadfence() { std::atomic_thread_fence(std::memory_order_seq_cst); }
 inline void __threadfence_system() { std::atomic_thread_fence(std::memory_order_seq_cst); }
 inline void __nanosleep(unsigned ns) { ::cuda_sim::nanosleep(ns); }
+[[noreturn]] inline void __trap() { ::cuda_sim::trap(); }
 
 template <typename T>
 inline T __shfl_sync(unsigned mask, T v, int src, int width = 32) {
