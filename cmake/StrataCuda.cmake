@@ -15,7 +15,7 @@ add_library(strata_cuda_runtime INTERFACE)
 function(strata_cuda_sources target)
   target_sources(${target} PRIVATE ${ARGN})
   if(STRATA_CUDA_SIM)
-    set_source_files_properties(${ARGN} TARGET_DIRECTORY ${target} PROPERTIES LANGUAGE CXX COMPILE_OPTIONS "-xc++")
+    set_source_files_properties(${ARGN} TARGET_DIRECTORY ${target} PROPERTIES LANGUAGE CXX COMPILE_OPTIONS "-xc++;-Wno-unknown-pragmas")
   endif()
 endfunction()
 

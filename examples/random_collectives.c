@@ -5,7 +5,9 @@
  *   STRATA_RANKS_PER_NODE=4 mpiexec -n 8 ./random_collectives     (2 virtual nodes of 4)
  *
  * Every collective of the API, the irregular (v) variants and the barrier included. Inputs are small
- * integers, so every reduction is exact in every type and any order. */
+ * integers, so every reduction is exact in every type and any order. Compiled with
+ * -DRANDOM_COLLECTIVES_DEVICE the buffers are device memory, moved with cudaMemcpyAsync on the
+ * application's own stream, and every call is ordered on that stream. */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -14,6 +16,57 @@
 #include <strata/strata.h>
 
 static int rank, nranks;
+
+/* ---- device buffers (built with -DRANDOM_COLLECTIVES_DEVICE and CUDA's runtime, or the CUDA
+ * simulator in its place): every call runs on device mirrors of the host buffers, filled with
+ * cudaMemcpyAsync on the application's own stream just before the call and copied back after it;
+ * the checks read the host buffers as in the host build. ---- */
+#ifdef RANDOM_COLLECTIVES_DEVICE
+#include <cuda_runtime.h>
+static cudaStream_t stream;
+static unsigned char *host_send, *host_recv, *dev_send, *dev_recv;
+static size_t mirror_bytes;
+static void check_cuda(cudaError_t rc, const char* what) {
+  if (rc != cudaSuccess) {
+    fprintf(stderr, "rank %d: %s: %s\n", rank, what, cudaGetErrorString(rc));
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  }
+}
+static void mirror(unsigned char* send, unsigned char* recv, size_t bytes) {
+  host_send = send, host_recv = recv, mirror_bytes = bytes;
+  check_cuda(cudaMalloc((void**)&dev_send, bytes), "cudaMalloc");
+  check_cuda(cudaMalloc((void**)&dev_recv, bytes), "cudaMalloc");
+}
+static void unmirror(void) {
+  check_cuda(cudaFree(dev_send), "cudaFree");
+  check_cuda(cudaFree(dev_recv), "cudaFree");
+}
+/* The device address of a host pointer into one of the mirrored buffers. */
+static void* D(const void* p) {
+  const unsigned char* h = (const unsigned char*)p;
+  if (h >= host_send && h < host_send + mirror_bytes) return dev_send + (h - host_send);
+  if (h >= host_recv && h < host_recv + mirror_bytes) return dev_recv + (h - host_recv);
+  return (void*)p;
+}
+static void stage_in(void) {
+  check_cuda(cudaMemcpyAsync(dev_send, host_send, mirror_bytes, cudaMemcpyHostToDevice, stream), "cudaMemcpyAsync");
+  check_cuda(cudaMemcpyAsync(dev_recv, host_recv, mirror_bytes, cudaMemcpyHostToDevice, stream), "cudaMemcpyAsync");
+}
+static strataResult_t stage_out(strataResult_t rc) {
+  check_cuda(cudaMemcpyAsync(host_send, dev_send, mirror_bytes, cudaMemcpyDeviceToHost, stream), "cudaMemcpyAsync");
+  check_cuda(cudaMemcpyAsync(host_recv, dev_recv, mirror_bytes, cudaMemcpyDeviceToHost, stream), "cudaMemcpyAsync");
+  check_cuda(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+  return rc;
+}
+#define STREAM stream
+#define CALL(call) (stage_in(), stage_out(call))
+#else
+#define STREAM NULL
+#define D(p) (p)
+#define CALL(call) (call)
+#define mirror(send, recv, bytes) ((void)0)
+#define unmirror() ((void)0)
+#endif
 
 /* ---- a tiny deterministic generator, identical on every rank ---- */
 static uint64_t rng_state;
@@ -166,6 +219,12 @@ int main(int argc, char** argv) {
   int iterations = argc > 1 ? atoi(argv[1]) : 300;
   rng_state = argc > 2 ? strtoull(argv[2], NULL, 10) : 20261121ULL;
 
+#ifdef RANDOM_COLLECTIVES_DEVICE
+  int devices = 0;
+  check_cuda(cudaGetDeviceCount(&devices), "cudaGetDeviceCount");
+  check_cuda(cudaSetDevice(rank % devices), "cudaSetDevice");
+  check_cuda(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
+#endif
   strataComm_t comm;
   if (strataCommInitMpi(&comm, MPI_COMM_WORLD, NULL) != strataSuccess) {
     fprintf(stderr, "rank %d: strataCommInitMpi: %s\n", rank, strataGetLastError(NULL));
@@ -203,40 +262,43 @@ int main(int argc, char** argv) {
     }
     unsigned char* send = malloc(cap * es);
     unsigned char* recv = malloc(cap * es);
+    memset(send, 0, cap * es);
+    memset(recv, 0, cap * es);
+    mirror(send, recv, cap * es);
     strataResult_t rc = strataSuccess;
     size_t bad = 0;
     switch (coll) {
       case 0: /* allreduce */
         for (size_t i = 0; i < n; ++i) put(t, in_place ? recv : send, i, input(t, op, rank, i, iter));
-        rc = strataAllReduce(in_place ? recv : send, recv, n, t, op, comm, NULL);
+        rc = CALL(strataAllReduce(D(in_place ? recv : send), D(recv), n, t, op, comm, STREAM));
         for (size_t i = 0; i < n && rc == strataSuccess; ++i) bad += !same(t, recv, i, reference(t, op, i, iter));
         break;
       case 1: /* broadcast */
         if (rank == root) for (size_t i = 0; i < n; ++i) put(t, in_place ? recv : send, i, input(t, op, root, i, iter));
-        rc = strataBroadcast(in_place ? recv : send, recv, n, t, root, comm, NULL);
+        rc = CALL(strataBroadcast(D(in_place ? recv : send), D(recv), n, t, root, comm, STREAM));
         for (size_t i = 0; i < n && rc == strataSuccess; ++i) bad += !same(t, recv, i, input(t, op, root, i, iter));
         break;
       case 2: /* reduce */
         for (size_t i = 0; i < n; ++i) put(t, in_place ? recv : send, i, input(t, op, rank, i, iter));
-        rc = strataReduce(in_place ? recv : send, recv, n, t, op, root, comm, NULL);
+        rc = CALL(strataReduce(D(in_place ? recv : send), D(recv), n, t, op, root, comm, STREAM));
         if (rank == root) for (size_t i = 0; i < n && rc == strataSuccess; ++i) bad += !same(t, recv, i, reference(t, op, i, iter));
         break;
       case 3: /* allgather */
         for (size_t i = 0; i < n; ++i) put(t, in_place ? recv + (size_t)rank * n * es : send, i, input(t, op, rank, i, iter));
-        rc = strataAllGather(in_place ? recv + (size_t)rank * n * es : send, recv, n, t, comm, NULL);
+        rc = CALL(strataAllGather(D(in_place ? recv + (size_t)rank * n * es : send), D(recv), n, t, comm, STREAM));
         for (size_t i = 0; i < np && rc == strataSuccess; ++i) bad += !same(t, recv, i, input(t, op, (int)(i / n), i % n, iter));
         break;
       case 4: { /* reduce-scatter */
         for (size_t i = 0; i < np; ++i) put(t, send, i, input(t, op, rank, i, iter));
         unsigned char* out = in_place ? send + (size_t)rank * n * es : recv;
-        rc = strataReduceScatter(send, out, n, t, op, comm, NULL);
+        rc = CALL(strataReduceScatter(D(send), D(out), n, t, op, comm, STREAM));
         for (size_t i = 0; i < n && rc == strataSuccess; ++i) bad += !same(t, out, i, reference(t, op, (size_t)rank * n + i, iter));
         break;
       }
       case 5: { /* gather */
         unsigned char* mine = in_place && rank == root ? recv + (size_t)root * n * es : send;
         for (size_t i = 0; i < n; ++i) put(t, mine, i, input(t, op, rank, i, iter));
-        rc = strataGather(mine, recv, n, t, root, comm, NULL);
+        rc = CALL(strataGather(D(mine), D(recv), n, t, root, comm, STREAM));
         if (rank == root)
           for (size_t i = 0; i < np && rc == strataSuccess; ++i) bad += !same(t, recv, i, input(t, op, (int)(i / n), i % n, iter));
         break;
@@ -244,21 +306,21 @@ int main(int argc, char** argv) {
       case 6: { /* scatter */
         if (rank == root) for (size_t i = 0; i < np; ++i) put(t, send, i, input(t, op, root, i, iter));
         unsigned char* out = in_place && rank == root ? send + (size_t)root * n * es : recv;
-        rc = strataScatter(send, out, n, t, root, comm, NULL);
+        rc = CALL(strataScatter(D(send), D(out), n, t, root, comm, STREAM));
         for (size_t i = 0; i < n && rc == strataSuccess; ++i) bad += !same(t, out, i, input(t, op, root, (size_t)rank * n + i, iter));
         break;
       }
       case 7: /* alltoall: block j of rank r goes to rank j */
         for (size_t i = 0; i < np; ++i) put(t, in_place ? recv : send, i, input(t, op, rank, i, iter));
-        rc = strataAlltoAll(in_place ? recv : send, recv, n, t, comm, NULL);
+        rc = CALL(strataAlltoAll(D(in_place ? recv : send), D(recv), n, t, comm, STREAM));
         for (size_t i = 0; i < np && rc == strataSuccess; ++i)
           bad += !same(t, recv, i, input(t, op, (int)(i / n), (size_t)rank * n + i % n, iter));
         break;
       case 8: /* scan */
       case 9: /* exscan */
         for (size_t i = 0; i < n; ++i) put(t, in_place ? recv : send, i, input(t, op, rank, i, iter));
-        rc = coll == 8 ? strataScan(in_place ? recv : send, recv, n, t, op, comm, NULL)
-                       : strataExscan(in_place ? recv : send, recv, n, t, op, comm, NULL);
+        rc = coll == 8 ? CALL(strataScan(D(in_place ? recv : send), D(recv), n, t, op, comm, STREAM))
+                       : CALL(strataExscan(D(in_place ? recv : send), D(recv), n, t, op, comm, STREAM));
         if (coll == 8 || rank > 0)
           for (size_t i = 0; i < n && rc == strataSuccess; ++i)
             bad += !same(t, recv, i, reduce_range(t, op, 0, coll == 8 ? rank : rank - 1, i, iter));
@@ -266,20 +328,20 @@ int main(int argc, char** argv) {
       case 10: { /* shift: rank r's vector lands on rank r + shift */
         int from = ((rank - shift) % nranks + nranks) % nranks;
         for (size_t i = 0; i < n; ++i) put(t, in_place ? recv : send, i, input(t, op, rank, i, iter));
-        rc = strataShift(in_place ? recv : send, recv, n, t, shift, comm, NULL);
+        rc = CALL(strataShift(D(in_place ? recv : send), D(recv), n, t, shift, comm, STREAM));
         for (size_t i = 0; i < n && rc == strataSuccess; ++i) bad += !same(t, recv, i, input(t, op, from, i, iter));
         break;
       }
       case 11: /* barrier */
-        rc = strataBarrier(comm, NULL);
+        rc = CALL(strataBarrier(comm, STREAM));
         break;
       case 12:   /* allgatherv: block r (counts[r]) at displs[r], gaps untouched */
       case 13: { /* gatherv, at the root */
         for (size_t i = 0; i < total; ++i) put(t, recv, i, kUntouched);
         unsigned char* mine = in_place && (coll == 12 || rank == root) ? recv + displs[rank] * es : send;
         for (size_t i = 0; i < counts[rank]; ++i) put(t, mine, i, input(t, op, rank, i, iter));
-        rc = coll == 12 ? strataAllGatherv(mine, counts[rank], recv, counts, displs, t, comm, NULL)
-                        : strataGatherv(mine, counts[rank], recv, counts, displs, t, root, comm, NULL);
+        rc = coll == 12 ? CALL(strataAllGatherv(D(mine), counts[rank], D(recv), counts, displs, t, comm, STREAM))
+                        : CALL(strataGatherv(D(mine), counts[rank], D(recv), counts, displs, t, root, comm, STREAM));
         if (rc == strataSuccess && (coll == 12 || rank == root)) {
           size_t next = 0;
           for (int r = 0; r < nranks; ++r) {
@@ -293,7 +355,7 @@ int main(int argc, char** argv) {
       case 14: { /* scatterv: rank r gets the root's counts[r] elements at displs[r] */
         if (rank == root) for (size_t i = 0; i < total; ++i) put(t, send, i, input(t, op, root, i, iter));
         unsigned char* out = in_place && rank == root ? send + displs[root] * es : recv;
-        rc = strataScatterv(send, counts, displs, out, counts[rank], t, root, comm, NULL);
+        rc = CALL(strataScatterv(D(send), counts, displs, D(out), counts[rank], t, root, comm, STREAM));
         for (size_t i = 0; i < counts[rank] && rc == strataSuccess; ++i)
           bad += !same(t, out, i, input(t, op, root, displs[rank] + i, iter));
         break;
@@ -309,7 +371,7 @@ int main(int argc, char** argv) {
         /* Sender s's element i of the block for d: input(s, d * 4099 + i). */
         for (int j = 0; j < nranks; ++j)
           for (size_t i = 0; i < sc[j]; ++i) put(t, send, sd[j] + i, input(t, op, rank, (size_t)j * 4099 + i, iter));
-        rc = strataAlltoAllv(send, sc, sd, recv, rcnt, rd, t, comm, NULL);
+        rc = CALL(strataAlltoAllv(D(send), sc, sd, D(recv), rcnt, rd, t, comm, STREAM));
         for (int j = 0; j < nranks && rc == strataSuccess; ++j)
           for (size_t i = 0; i < rcnt[j]; ++i) bad += !same(t, recv, rd[j] + i, input(t, op, j, (size_t)rank * 4099 + i, iter));
         free(sc), free(sd), free(rcnt), free(rd);
@@ -318,7 +380,7 @@ int main(int argc, char** argv) {
       case 16: { /* reducescatterv: block r of the send buffer, reduced, lands on rank r */
         for (size_t i = 0; i < total; ++i) put(t, send, i, input(t, op, rank, i, iter));
         unsigned char* out = in_place ? send + displs[rank] * es : recv;
-        rc = strataReduceScatterv(send, out, counts, t, op, comm, NULL);
+        rc = CALL(strataReduceScatterv(D(send), D(out), counts, t, op, comm, STREAM));
         for (size_t i = 0; i < counts[rank] && rc == strataSuccess; ++i)
           bad += !same(t, out, i, reference(t, op, displs[rank] + i, iter));
         break;
@@ -332,6 +394,7 @@ int main(int argc, char** argv) {
                      coll_names[coll], (int)t, (int)op, n, root, in_place, bad);
     errors += (long)bad;
     calls++;
+    unmirror();
     free(send);
     free(recv);
     free(counts);
@@ -343,8 +406,8 @@ int main(int argc, char** argv) {
   MPI_Allreduce(&checked, &compared, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
   if (rank == 0) {
     const char* shape = getenv("STRATA_RANKS_PER_NODE");
-    printf("random_collectives: %ld calls on %d ranks (nodes: %s): %ld values compared, %ld wrong\n", calls, nranks,
-           shape ? shape : "discovered", compared, total);
+    printf("random_collectives%s: %ld calls on %d ranks (nodes: %s): %ld values compared, %ld wrong\n", STREAM == NULL ? "" : " (device buffers)", calls,
+           nranks, shape ? shape : "discovered", compared, total);
   }
   strataCommDestroy(comm);
   MPI_Finalize();

@@ -70,7 +70,7 @@ Status Executor::run(const Plan& plan, const Bindings& bind, const ExecContext& 
   if (ctx.device != nullptr) {
     ctx.device->resetMarkers();
     marker_.assign(n, kNoMarker);
-    markerLane_.assign(n, -1);
+    markerQueue_.assign(n, -1);
     chunksToCopy_.assign(n, 0);
     staging_ = nullptr;
     if (!ctx.deviceAwareMpi) {
@@ -239,7 +239,7 @@ Status Executor::runNodeOp(const Plan& plan, StepId id, const Bindings& bind, co
     // started on the wire (a staged send's copy to the host is device-local and finishes by
     // itself), so no peer waits on one of them while this rank waits in the node op.
     STRATA_CHECK(flushStagedSends(plan, bind, ctx));
-    STRATA_CHECK(waitForInputs(plan, id, DeviceLane::kCompute));
+    STRATA_CHECK(waitForInputs(plan, id, DeviceQueue::kCompute));
   }
   NodeOpCall call;
   call.device = ctx.device;
@@ -263,9 +263,9 @@ Status Executor::runNodeOp(const Plan& plan, StepId id, const Bindings& bind, co
   if (!st.ok()) return st.withContext(plan.describe(id, bind.type));
   if (ctx.device != nullptr) {
     // Its device work has completed (the team waits for it before each publish); the marker
-    // orders the successors on the other lanes all the same.
-    STRATA_CHECK(ctx.device->record(DeviceLane::kCompute, &marker_[id]));
-    markerLane_[id] = static_cast<int8_t>(DeviceLane::kCompute);
+    // orders the successors on the other queues all the same.
+    STRATA_CHECK(ctx.device->record(DeviceQueue::kCompute, &marker_[id]));
+    markerQueue_[id] = static_cast<int8_t>(DeviceQueue::kCompute);
   }
   complete(plan, id);
   return Status::Ok();
@@ -307,14 +307,14 @@ Status Executor::failPending(const Plan& plan, const Bindings& bind, const ExecC
 
 
 // ---- Device buffers ---------------------------------------------------------------------------
-// Local steps are enqueued on the device's lanes and count as done once enqueued: a successor on
-// another lane waits for the step's marker on the device, a successor on the host (a message)
+// Local steps are enqueued on the device's queues and count as done once enqueued: a successor on
+// another queue waits for the step's marker on the device, a successor on the host (a message)
 // waits until the marker has completed. Messages either pass device pointers to a device-aware
 // MPI once their inputs are complete, or are staged: a send's chunks are copied to pinned memory
-// on the to-host lane and each is sent as soon as its copy completes, a receive's chunks are each
-// copied to the device on the to-device lane as soon as they arrive. Chunks of consecutive
+// on the to-host queue and each is sent as soon as its copy completes, a receive's chunks are each
+// copied to the device on the to-device queue as soon as they arrive. Chunks of consecutive
 // messages overlap: the copy of chunk k+1 runs while chunk k is on the wire and while the compute
-// lane reduces what arrived before (002, "Pipelining"; DESIGN.md "MPI and device buffers").
+// queue reduces what arrived before (002, "Pipelining"; DESIGN.md "MPI and device buffers").
 
 size_t stagingLayout(const Plan& plan, DataType type, std::vector<size_t>* offsets) {
   size_t total = 0;
@@ -339,12 +339,12 @@ size_t Executor::chunkBytes(size_t bytes, const ExecContext& ctx) const {
   return std::min(c, ctx.maxMessageBytes);
 }
 
-Status Executor::waitForInputs(const Plan& plan, StepId id, DeviceLane lane) {
+Status Executor::waitForInputs(const Plan& plan, StepId id, DeviceQueue queue) {
   const Step& s = plan.steps[id];
   for (uint32_t k = 0; k < s.depCount; ++k) {
     const StepId p = plan.deps[s.depBegin + k];
-    if (marker_[p] == kNoMarker || markerLane_[p] == static_cast<int8_t>(lane)) continue;  // lanes are in order
-    STRATA_CHECK(ctx_->device->waitOn(lane, marker_[p]));
+    if (marker_[p] == kNoMarker || markerQueue_[p] == static_cast<int8_t>(queue)) continue;  // queues are in order
+    STRATA_CHECK(ctx_->device->waitOn(queue, marker_[p]));
   }
   return Status::Ok();
 }
@@ -394,23 +394,23 @@ Status Executor::startDeviceStep(const Plan& plan, StepId id, const Bindings& bi
   if (ctx.phaseTimes != nullptr) stepStart_[id] = std::chrono::duration<double>(Clock::now() - runStart_).count();
   const size_t elem = dataTypeSize(bind.type);
   DeviceRuntime& dev = *ctx.device;
-  auto recordOn = [&](DeviceLane lane) -> Status {
-    STRATA_CHECK(dev.record(lane, &marker_[id]));
-    markerLane_[id] = static_cast<int8_t>(lane);
+  auto recordOn = [&](DeviceQueue queue) -> Status {
+    STRATA_CHECK(dev.record(queue, &marker_[id]));
+    markerQueue_[id] = static_cast<int8_t>(queue);
     return Status::Ok();
   };
   switch (s.kind) {
     case StepKind::kReduce:
     case StepKind::kCopy:
     case StepKind::kDivide: {
-      STRATA_CHECK(waitForInputs(plan, id, DeviceLane::kCompute));
+      STRATA_CHECK(waitForInputs(plan, id, DeviceQueue::kCompute));
       ExecContext local = ctx;
       local.compute = &dev.compute();
       local.device = nullptr;
       // The host path's compute cases, run against the device's backend; they complete the step.
       Status st = startStep(plan, id, bind, local);
       if (!st.ok()) return st;
-      return recordOn(DeviceLane::kCompute).withContext(plan.describe(id, bind.type));
+      return recordOn(DeviceQueue::kCompute).withContext(plan.describe(id, bind.type));
     }
     case StepKind::kSend:
     case StepKind::kRecv: {
@@ -432,12 +432,12 @@ Status Executor::startDeviceStep(const Plan& plan, StepId id, const Bindings& bi
       pendingRequests_[id] = static_cast<uint32_t>(chunks);
       const int tag = foldTag(s.tag, ctx.tagUpperBound);
       if (isSend) {
-        STRATA_CHECK(waitForInputs(plan, id, DeviceLane::kToHost));
+        STRATA_CHECK(waitForInputs(plan, id, DeviceQueue::kToHost));
         for (size_t c = 0; c < chunks; ++c) {
           const size_t off = c * chunk, len = std::min(chunk, bytes - std::min(bytes, off));
-          STRATA_CHECK(dev.copyAsync(DeviceLane::kToHost, host + off, ptr + off, len));
+          STRATA_CHECK(dev.copyAsync(DeviceQueue::kToHost, host + off, ptr + off, len));
           DeviceMarker m = kNoMarker;
-          STRATA_CHECK(dev.record(DeviceLane::kToHost, &m));
+          STRATA_CHECK(dev.record(DeviceQueue::kToHost, &m));
           stagedSends_.push_back({id, m, host + off, len});
         }
         return Status::Ok();
@@ -483,18 +483,18 @@ Status Executor::onRequestDone(const Plan& plan, size_t r, const Bindings& bind,
   const Step& s = plan.steps[id];
   if (s.kind == StepKind::kRecv && chunk != UINT32_MAX) {
     // A staged chunk arrived: copy it to the device behind the step's inputs (its slice may still be
-    // read by earlier steps on other lanes).
+    // read by earlier steps on other queues).
     const size_t bytes = s.dst.count * dataTypeSize(bind.type);
     const size_t csize = chunkBytes(bytes, ctx);
     const size_t chunks = bytes == 0 ? 1 : (bytes + csize - 1) / csize;
-    if (chunksToCopy_[id] == chunks) STRATA_CHECK(waitForInputs(plan, id, DeviceLane::kToDevice));
+    if (chunksToCopy_[id] == chunks) STRATA_CHECK(waitForInputs(plan, id, DeviceQueue::kToDevice));
     const size_t off = static_cast<size_t>(chunk) * csize, len = std::min(csize, bytes - std::min(bytes, off));
     char* dst = static_cast<char*>(bind.at(s.dst));
-    STRATA_CHECK(ctx.device->copyAsync(DeviceLane::kToDevice, dst + off, staging_ + stagingAt_[id] + off, len));
+    STRATA_CHECK(ctx.device->copyAsync(DeviceQueue::kToDevice, dst + off, staging_ + stagingAt_[id] + off, len));
     --pendingRequests_[id];
     if (--chunksToCopy_[id] == 0) {
-      STRATA_CHECK(ctx.device->record(DeviceLane::kToDevice, &marker_[id]));
-      markerLane_[id] = static_cast<int8_t>(DeviceLane::kToDevice);
+      STRATA_CHECK(ctx.device->record(DeviceQueue::kToDevice, &marker_[id]));
+      markerQueue_[id] = static_cast<int8_t>(DeviceQueue::kToDevice);
       complete(plan, id);
     }
     return Status::Ok();
@@ -505,7 +505,7 @@ Status Executor::onRequestDone(const Plan& plan, size_t r, const Bindings& bind,
 
 Status Executor::pollDevice(const Plan& plan, const Bindings& bind, const ExecContext& ctx, bool* progressed) {
   *progressed = false;
-  // Staged sends whose chunk reached the host, in order (a lane completes in order anyway).
+  // Staged sends whose chunk reached the host, in order (a queue completes in order anyway).
   while (stagedHead_ < stagedSends_.size()) {
     const StagedSend& c = stagedSends_[stagedHead_];
     bool copied = false;
@@ -540,10 +540,10 @@ Status Executor::pollDevice(const Plan& plan, const Bindings& bind, const ExecCo
 }
 
 Status Executor::finishDevice(const Plan& plan, const ExecContext& ctx) {
-  DeviceMarker last[kNumDeviceLanes];
-  for (int l = 0; l < kNumDeviceLanes; ++l) STRATA_CHECK(ctx.device->record(static_cast<DeviceLane>(l), &last[l]));
+  DeviceMarker last[kNumDeviceQueues];
+  for (int l = 0; l < kNumDeviceQueues; ++l) STRATA_CHECK(ctx.device->record(static_cast<DeviceQueue>(l), &last[l]));
   const auto start = Clock::now();
-  for (int l = 0; l < kNumDeviceLanes; ++l) {
+  for (int l = 0; l < kNumDeviceQueues; ++l) {
     for (unsigned polls = 0;; ++polls) {
       bool done = false;
       STRATA_CHECK(ctx.device->query(last[l], &done));
@@ -551,8 +551,8 @@ Status Executor::finishDevice(const Plan& plan, const ExecContext& ctx) {
       if ((polls & 63) == 63) {
         const double waited = std::chrono::duration<double>(Clock::now() - start).count();
         if (waited > ctx.timeoutSeconds) {
-          return makeStatus(strataTimeout, "timed out after %.1f s waiting for the device's %s lane", waited,
-                            deviceLaneName(static_cast<DeviceLane>(l)));
+          return makeStatus(strataTimeout, "timed out after %.1f s waiting for the device's %s queue", waited,
+                            deviceQueueName(static_cast<DeviceQueue>(l)));
         }
         sched_yield();
       }

@@ -65,7 +65,7 @@ struct ExecContext {
   const char* collective = "";
   unsigned long long seq = 0;
   PhaseTimes* phaseTimes = nullptr;  // optional instrumentation
-  // Device buffers: the bindings are device memory, local steps run on the device's lanes.
+  // Device buffers: the bindings are device memory, local steps run on the device's queues.
   DeviceRuntime* device = nullptr;
   bool deviceAwareMpi = false;  // MPI reads and writes device memory; else stage through pinned chunks
   size_t stageChunkBytes = 0;   // 0: stagingChunkBytes(message size); must agree across ranks
@@ -92,9 +92,9 @@ class Executor {
   Status startStep(const Plan& plan, StepId id, const Bindings& bind, const ExecContext& ctx);
   Status runNodeOp(const Plan& plan, StepId id, const Bindings& bind, const ExecContext& ctx);
   void complete(const Plan& plan, StepId id);
-  // Device buffers (ctx.device): local steps on the lanes, messages staged or gated.
+  // Device buffers (ctx.device): local steps on the device queues, messages staged or gated.
   Status startDeviceStep(const Plan& plan, StepId id, const Bindings& bind, const ExecContext& ctx);
-  Status waitForInputs(const Plan& plan, StepId id, DeviceLane lane);
+  Status waitForInputs(const Plan& plan, StepId id, DeviceQueue queue);
   Status inputsDone(const Plan& plan, StepId id, bool* done);
   Status postMessage(const Plan& plan, StepId id, const Bindings& bind, const ExecContext& ctx, char* ptr);
   Status pollDevice(const Plan& plan, const Bindings& bind, const ExecContext& ctx, bool* progressed);
@@ -115,7 +115,7 @@ class Executor {
   std::vector<double> stepStart_;  // with phase timing only
   // Device state of a run.
   std::vector<DeviceMarker> marker_;  // per step: its device work's marker (kNoMarker: none pending)
-  std::vector<int8_t> markerLane_;    // the lane it was recorded on
+  std::vector<int8_t> markerQueue_;    // the device queue it was recorded on
   std::vector<size_t> stagingAt_;     // per message step: its region of the pinned staging
   char* staging_ = nullptr;
   struct StagedSend {

@@ -184,7 +184,7 @@ char* NodeTeam::deviceSlot(int member, uint64_t round) const {
 
 Status NodeTeam::waitForDevice(const NodeOpCall& call, const std::string& what) {
   DeviceMarker m = kNoMarker;
-  STRATA_CHECK(call.device->record(DeviceLane::kCompute, &m));
+  STRATA_CHECK(call.device->record(DeviceQueue::kCompute, &m));
   const Progress progressFn{call.progress, call.progressContext};
   Status queried;
   // The member's own device work only: no other process's kernel is waited for, so ranks
@@ -366,7 +366,7 @@ Status NodeTeam::run(const NodeOpCall& call) {
   const Progress progressFn{call.progress, call.progressContext};
   const Progress* progress = &progressFn;
 
-  // Device buffers: the data plane is the device's (copies and reductions on its compute lane, the
+  // Device buffers: the data plane is the device's (copies and reductions on its compute queue, the
   // slots in device memory shared over CUDA IPC when attached); the control plane stays here.
   const bool dev = call.device != nullptr;
   const bool ipc = dev && !deviceSlotBase_.empty();

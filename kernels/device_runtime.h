@@ -1,10 +1,11 @@
 // DeviceRuntime: the asynchronous machinery a plan on device buffers runs on.
 //
-// Three in-order queues (lanes): compute (kernels), to-host (device-to-host copies into pinned
-// staging) and to-device (host-to-device copies out of it), markers recorded on a lane and
-// queried from the host or waited for by another lane, and pinned host memory for staging. The
-// executor drives every plan on device buffers through this interface only (kernels/cuda/cuda_lanes.cc;
-// in CI on the CUDA simulator of tests/cuda_sim).
+// Three in-order device queues (CUDA streams; "lane" is reserved for the MPI lanes): compute
+// (kernels), to-host (device-to-host copies into pinned staging) and to-device (host-to-device
+// copies out of it), markers recorded on a queue and queried from the host or waited for by
+// another queue, and pinned host memory for staging. The executor drives every plan on device
+// buffers through this interface only (kernels/cuda/cuda_queues.cc; in CI on the CUDA simulator
+// of tests/cuda_sim).
 //
 // Memory is reserved before a run, never during one: CUDA's allocation calls synchronise the
 // whole device, and a run executes while the caller's stream is held by Strata's wait (a device
@@ -19,13 +20,13 @@
 
 namespace strata {
 
-enum class DeviceLane : int { kCompute = 0, kToHost = 1, kToDevice = 2 };
-constexpr int kNumDeviceLanes = 3;
-inline const char* deviceLaneName(DeviceLane lane) {
-  switch (lane) {
-    case DeviceLane::kCompute: return "compute";
-    case DeviceLane::kToHost: return "to-host";
-    case DeviceLane::kToDevice: return "to-device";
+enum class DeviceQueue : int { kCompute = 0, kToHost = 1, kToDevice = 2 };
+constexpr int kNumDeviceQueues = 3;
+inline const char* deviceQueueName(DeviceQueue queue) {
+  switch (queue) {
+    case DeviceQueue::kCompute: return "compute";
+    case DeviceQueue::kToHost: return "to-host";
+    case DeviceQueue::kToDevice: return "to-device";
   }
   return "?";
 }
@@ -37,14 +38,14 @@ class DeviceRuntime {
  public:
   virtual ~DeviceRuntime() = default;
 
-  // The compute backend whose steps run on the compute lane.
+  // The compute backend whose steps run on the compute queue.
   virtual ComputeBackend& compute() = 0;
-  // Enqueues a copy of `bytes` on `lane` (to-host: device to pinned host; to-device: the reverse).
-  virtual Status copyAsync(DeviceLane lane, void* dst, const void* src, size_t bytes) = 0;
-  // Records a marker on `lane`: it completes when everything enqueued on the lane before it has.
-  virtual Status record(DeviceLane lane, DeviceMarker* marker) = 0;
-  // Makes `lane` wait (on the device, the host does not block) for `marker`.
-  virtual Status waitOn(DeviceLane lane, DeviceMarker marker) = 0;
+  // Enqueues a copy of `bytes` on `queue` (to-host: device to pinned host; to-device: the reverse).
+  virtual Status copyAsync(DeviceQueue queue, void* dst, const void* src, size_t bytes) = 0;
+  // Records a marker on `queue`: it completes when everything enqueued on the queue before it has.
+  virtual Status record(DeviceQueue queue, DeviceMarker* marker) = 0;
+  // Makes `queue` wait (on the device, the host does not block) for `marker`.
+  virtual Status waitOn(DeviceQueue queue, DeviceMarker marker) = 0;
   // Whether `marker` has completed (never blocks).
   virtual Status query(DeviceMarker marker, bool* done) = 0;
   // Start of a run: markers of the previous run may be reused.

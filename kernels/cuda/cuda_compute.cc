@@ -5,6 +5,7 @@
 #include <atomic>
 #include <chrono>
 
+#include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/cuda_kernels.h"
 
 namespace strata {
@@ -15,10 +16,7 @@ Status CudaComputeBackend::reduce(void* dst, const void* const* srcs, int n, siz
 
 Status CudaComputeBackend::copy(void* dst, const void* src, size_t bytes) {
   if (bytes == 0 || dst == src) return Status::Ok();
-  const cudaError_t rc = cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, stream_);
-  STRATA_REQUIRE(rc == cudaSuccess, strataUnhandledCudaError, "cudaMemcpyAsync of %zu bytes: %s", bytes,
-                 cudaGetErrorString(rc));
-  return Status::Ok();
+  return cudaCheck(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, stream_), "cudaMemcpyAsync", STRATA_WHERE);
 }
 
 Status CudaComputeBackend::divide(void* data, size_t count, DataType type, int divisor) {
@@ -27,11 +25,9 @@ Status CudaComputeBackend::divide(void* data, size_t count, DataType type, int d
 
 Status CudaComputeBackend::synchronize() {
   cudaEvent_t event = nullptr;
-  cudaError_t rc = cudaEventCreateWithFlags(&event, cudaEventDisableTiming);
-  STRATA_REQUIRE(rc == cudaSuccess, strataUnhandledCudaError, "cudaEventCreate: %s", cudaGetErrorString(rc));
-  rc = cudaEventRecord(event, stream_);
-  Status s = rc == cudaSuccess ? waitForEvent(event, timeoutSeconds_, "the compute stream")
-                               : makeStatus(strataUnhandledCudaError, "cudaEventRecord: %s", cudaGetErrorString(rc));
+  STRATA_CHECK_CUDA(cudaEventCreateWithFlags(&event, cudaEventDisableTiming));
+  Status s = cudaCheck(cudaEventRecord(event, stream_), "cudaEventRecord", STRATA_WHERE);
+  if (s.ok()) s = waitForEvent(event, timeoutSeconds_, "the compute stream");
   cudaEventDestroy(event);
   return s;
 }
@@ -43,7 +39,7 @@ Status waitForEvent(cudaEvent_t event, double timeoutSeconds, const char* what, 
     const cudaError_t rc = cudaEventQuery(event);
     if (rc == cudaSuccess) return Status::Ok();
     if (rc != cudaErrorNotReady) {
-      return makeStatus(strataUnhandledCudaError, "waiting for %s: %s", what, cudaGetErrorString(rc));
+      return cudaCheck(rc, "cudaEventQuery", STRATA_WHERE).withContext(strformat("waiting for %s", what));
     }
     if ((polls & 63) == 63) {
       if (abortFlag != nullptr && abortFlag->load(std::memory_order_relaxed)) {

@@ -4,6 +4,7 @@
 #include <mutex>
 #include <vector>
 
+#include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/cuda_kernels.h"
 #include "kernels/cuda/device_ops.cuh"
 
@@ -11,9 +12,7 @@ namespace strata::cuda {
 namespace {
 
 Status lastLaunchError(const char* kernel) {
-  const cudaError_t rc = cudaGetLastError();
-  STRATA_REQUIRE(rc == cudaSuccess, strataUnhandledCudaError, "launching %s: %s", kernel, cudaGetErrorString(rc));
-  return Status::Ok();
+  return cudaCheck(cudaGetLastError(), "cudaGetLastError", STRATA_WHERE).withContext(strformat("launching %s", kernel));
 }
 
 template <typename T>

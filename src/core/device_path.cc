@@ -28,7 +28,7 @@
 #include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/cuda_compute.h"
 #include "kernels/cuda/cuda_kernels.h"
-#include "kernels/cuda/cuda_lanes.h"
+#include "kernels/cuda/cuda_queues.h"
 #if __has_include(<mpi-ext.h>)
 #include <mpi-ext.h>
 #endif
@@ -63,7 +63,7 @@ class DevicePath {
     void* ready = nullptr;  // cudaEvent_t recorded on the caller's stream
   };
 
-  std::unique_ptr<DeviceRuntime> lanes;
+  std::unique_ptr<DeviceRuntime> queues;
   Executor executor;
   int device = -1;
   bool async = false;
@@ -99,19 +99,19 @@ Status runPlan(strataComm* comm, DevicePath& dp, const CachedPlan& cached, const
   bind.recv = recv;
   bind.type = cached.args.type;
   bind.op = cached.args.op;
-  if (plan.scratchCount != 0) STRATA_CHECK(dp.lanes->scratch(plan.scratchCount * cached.args.elemSize(), &bind.scratch));
+  if (plan.scratchCount != 0) STRATA_CHECK(dp.queues->scratch(plan.scratchCount * cached.args.elemSize(), &bind.scratch));
   ExecContext ctx;
   ctx.comm = comm->comm;
   ctx.tagUpperBound = comm->tagUpperBound;
   ctx.timeoutSeconds = comm->config.timeoutSeconds;
   ctx.maxMessageBytes = comm->config.maxMessageBytes;
-  ctx.compute = &dp.lanes->compute();
+  ctx.compute = &dp.queues->compute();
   ctx.nodeOps = comm->deviceNodeTeam ? comm->nodeTeam.get() : nullptr;
   ctx.abortFlag = &comm->aborted;
   ctx.collective = collectiveName(cached.args.coll);
   ctx.seq = seq;
   ctx.phaseTimes = dp.async ? nullptr : comm->phaseTimes;
-  ctx.device = dp.lanes.get();
+  ctx.device = dp.queues.get();
   ctx.deviceAwareMpi = dp.awareMpi;
   ctx.stageChunkBytes = dp.stageChunk;
   return dp.executor.run(plan, bind, ctx);
@@ -166,9 +166,9 @@ Status quiesceAllPaths(double timeoutSeconds) {
 Status reserveFor(strataComm* comm, DevicePath& dp, const CachedPlan& cached) {
   const size_t staging = dp.awareMpi ? 0 : stagingLayout(cached.plan, cached.args.type, nullptr);
   const size_t scratch = cached.plan.scratchCount * cached.args.elemSize();
-  if (dp.lanes->fits(staging, scratch)) return Status::Ok();
+  if (dp.queues->fits(staging, scratch)) return Status::Ok();
   STRATA_CHECK(quiesceAllPaths(comm->config.timeoutSeconds));
-  return dp.lanes->reserve(staging, scratch);
+  return dp.queues->reserve(staging, scratch);
 }
 
 // Stream-wait counters live in pinned, mapped host memory that is never freed or reused: a stream
@@ -215,17 +215,6 @@ bool askMpiCudaAware(int configured) {
 #else
   return false;
 #endif
-}
-
-// Waits (bounded) for the work queued on the caller's stream before this call. Stream 0 is the
-// legacy default stream, which the library's non-blocking streams do not wait for by themselves.
-Status waitForCallerStream(cudaStream_t stream, double timeoutSeconds) {
-  cudaEvent_t event = nullptr;
-  STRATA_CHECK_CUDA(cudaEventCreateWithFlags(&event, cudaEventDisableTiming));
-  Status s = cudaCheck(cudaEventRecord(event, stream), "cudaEventRecord (caller's stream)", STRATA_WHERE);
-  if (s.ok()) s = waitForEvent(event, timeoutSeconds, "the work queued before this call on its stream");
-  cudaEventDestroy(event);
-  return s;
 }
 
 void progressLoop(strataComm* comm, DevicePath* dp) {
@@ -305,7 +294,7 @@ Status setUpIpcSlots(strataComm* comm, DevicePath& dp) {
   return Status::Ok();
 }
 
-// Makes `device` current for the scope and restores the caller's device after: the lanes, events
+// Makes `device` current for the scope and restores the caller's device after: the queues, events
 // and IPC slots belong to the buffers' device, whichever device the calling thread had selected.
 class DeviceScope {
  public:
@@ -344,7 +333,7 @@ Status ensurePath(strataComm* comm, int device, DevicePath** out) {
   auto path = std::make_unique<DevicePath>();
   path->device = device;
   path->stageChunk = envBytes("STRATA_STAGE_CHUNK");
-  STRATA_CHECK(makeCudaLanes(device, comm->config.timeoutSeconds, &path->lanes));
+  STRATA_CHECK(makeCudaQueues(device, comm->config.timeoutSeconds, &path->queues));
   if (comm->nodeTeam != nullptr) STRATA_CHECK(setUpIpcSlots(comm, *path));
   path->awareMpi = askMpiCudaAware(comm->config.cudaAwareMpi);
   int level = MPI_THREAD_SINGLE;
@@ -448,7 +437,7 @@ Status runDeviceCollective(strataComm* comm, const CollectiveArgs& args, const v
   STRATA_CHECK(reserveFor(comm, *dp, *cached));
   if (dp->async) return enqueueOnStream(comm, *dp, std::move(cached), send, recv, seq, stream);
   gate.unlock();
-  STRATA_CHECK(waitForCallerStream(stream, comm->config.timeoutSeconds));
+  STRATA_CHECK(waitForStreamWork(stream, comm->config.timeoutSeconds));
   s = runPlan(comm, *dp, *cached, send, recv, seq);
   if (!s.ok() && s.code() != strataInvalidArgument && s.code() != strataInvalidUsage) comm->fatal = s;
   return s;

@@ -3,6 +3,7 @@
 #ifdef STRATA_HAVE_CUDA
 #include <cuda_runtime.h>
 
+#include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/cuda_compute.h"
 #endif
 
@@ -41,23 +42,24 @@ MemorySpace classifyPointer(const void* ptr) {
 #endif
 }
 
-Status synchronizeStream(cudaStream_t stream, double timeoutSeconds) {
-  if (stream == nullptr) return Status::Ok();
+Status waitForStreamWork(cudaStream_t stream, double timeoutSeconds) {
 #ifdef STRATA_HAVE_CUDA
-  STRATA_REQUIRE(cudaAvailable(), strataInvalidArgument, "a CUDA stream was given but no CUDA device is usable");
   // Bounded: an event after the stream's work, polled until the timeout.
   cudaEvent_t event = nullptr;
-  cudaError_t rc = cudaEventCreateWithFlags(&event, cudaEventDisableTiming);
-  STRATA_REQUIRE(rc == cudaSuccess, strataUnhandledCudaError, "cudaEventCreate: %s", cudaGetErrorString(rc));
-  rc = cudaEventRecord(event, stream);
-  Status s = rc == cudaSuccess ? waitForEvent(event, timeoutSeconds, "the work queued before this call on its stream")
-                               : makeStatus(strataUnhandledCudaError, "cudaEventRecord on the caller's stream: %s",
-                                            cudaGetErrorString(rc));
+  STRATA_CHECK_CUDA(cudaEventCreateWithFlags(&event, cudaEventDisableTiming));
+  Status s = cudaCheck(cudaEventRecord(event, stream), "cudaEventRecord (the caller's stream)", STRATA_WHERE);
+  if (s.ok()) s = waitForEvent(event, timeoutSeconds, "the work queued before this call on its stream");
   cudaEventDestroy(event);
   return s;
 #else
   return makeStatus(strataInvalidArgument, "a CUDA stream was given to a build without CUDA (pass 0)");
 #endif
+}
+
+Status synchronizeStream(cudaStream_t stream, double timeoutSeconds) {
+  if (stream == nullptr) return Status::Ok();
+  STRATA_REQUIRE(cudaAvailable(), strataInvalidArgument, "a CUDA stream was given but no CUDA device is usable");
+  return waitForStreamWork(stream, timeoutSeconds);
 }
 
 }  // namespace strata

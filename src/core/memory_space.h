@@ -13,8 +13,11 @@ namespace strata {
 bool cudaAvailable();
 // Host for host memory (pageable, pinned, or registered), device for device or managed memory.
 MemorySpace classifyPointer(const void* ptr);
-// Waits for prior work on `stream` (host collectives called with a non-null stream).
-// Bounded by `timeoutSeconds` (strataTimeout naming the stream's work).
+// Waits for prior work on `stream` (host collectives called with a non-null stream; a null stream
+// means no wait). Bounded by `timeoutSeconds` (strataTimeout naming the stream's work).
 Status synchronizeStream(cudaStream_t stream, double timeoutSeconds);
+// Waits, bounded, for the work queued on `stream` so far; stream 0 is the legacy default stream,
+// whose work the library's non-blocking streams would not wait for by themselves.
+Status waitForStreamWork(cudaStream_t stream, double timeoutSeconds);
 
 }  // namespace strata

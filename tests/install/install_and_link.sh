@@ -42,4 +42,24 @@ run 8 1 100      # 8x1
 run 8 8 120      # 1x8
 unset STRATA_RANKS_PER_NODE
 "$mpiexec" -n 3 "${extra[@]}" "$build/install-test/examples/hello_allreduce"
+
+# Device buffers: the application's own cudaMalloc, cudaMemcpyAsync and stream, against CUDA's
+# runtime or the installed CUDA simulator (then on one and on two simulated GPUs).
+dev="$build/install-test/examples/random_collectives_device"
+if [ -x "$dev" ]; then
+  echo "== device buffers: $dev"
+  run_dev() {  # run_dev NP SHAPE ITERATIONS DEVICES
+    if [ "$2" = discover ]; then unset STRATA_RANKS_PER_NODE; else export STRATA_RANKS_PER_NODE=$2; fi
+    CUDA_SIM_DEVICES=$4 "$mpiexec" -n "$1" "${extra[@]}" -x CUDA_SIM_DEVICES "$dev" "$3" "$((2000 + $1))"
+  }
+  run_dev 1 discover 60 1
+  run_dev 2 discover 60 2
+  run_dev 3 1 50 1
+  run_dev 4 2 50 2
+  run_dev 8 4 30 2      # 2x4
+  run_dev 8 3,5 30 1    # irregular 3+5
+  unset STRATA_RANKS_PER_NODE
+else
+  echo "(no CUDA runtime in the installed package's build: device buffers skipped)"
+fi
 echo "== the installed package works"

@@ -11,7 +11,7 @@
 
 #include "inter_node/executor.h"
 #ifdef STRATA_HAVE_CUDA
-#include "kernels/cuda/cuda_lanes.h"
+#include "kernels/cuda/cuda_queues.h"
 #endif
 
 namespace strata {
@@ -32,9 +32,9 @@ bool waitDone(DeviceRuntime& dev, DeviceMarker m) {
 
 #ifdef STRATA_HAVE_CUDA
 // On the GPU, or in CI on the CUDA simulator, whose streams complete in randomised order.
-TEST(CudaLanes, RunInOrderAndWaitForEachOther) {
+TEST(CudaQueues, RunInOrderAndWaitForEachOther) {
   std::unique_ptr<DeviceRuntime> dev;
-  ASSERT_TRUE(makeCudaLanes(0, 60, &dev).ok());
+  ASSERT_TRUE(makeCudaQueues(0, 60, &dev).ok());
   const size_t n = 4096, bytes = n * sizeof(int);
   ASSERT_FALSE(dev->fits(2 * bytes, bytes));
   ASSERT_TRUE(dev->reserve(2 * bytes, bytes).ok());
@@ -52,16 +52,16 @@ TEST(CudaLanes, RunInOrderAndWaitForEachOther) {
     for (size_t i = 0; i < n; ++i) a[i] = trial, c[i] = -1;
     // to-host copies a into b; compute waits for that, then doubles b in place; to-device copies
     // the result into c after compute's marker.
-    ASSERT_TRUE(dev->copyAsync(DeviceLane::kToHost, b, a, bytes).ok());
+    ASSERT_TRUE(dev->copyAsync(DeviceQueue::kToHost, b, a, bytes).ok());
     DeviceMarker copied = kNoMarker, doubled = kNoMarker, last = kNoMarker;
-    ASSERT_TRUE(dev->record(DeviceLane::kToHost, &copied).ok());
-    ASSERT_TRUE(dev->waitOn(DeviceLane::kCompute, copied).ok());
+    ASSERT_TRUE(dev->record(DeviceQueue::kToHost, &copied).ok());
+    ASSERT_TRUE(dev->waitOn(DeviceQueue::kCompute, copied).ok());
     const void* in[2] = {b, b};
     ASSERT_TRUE(dev->compute().reduce(b, in, 2, n, strataInt32, strataSum).ok());
-    ASSERT_TRUE(dev->record(DeviceLane::kCompute, &doubled).ok());
-    ASSERT_TRUE(dev->waitOn(DeviceLane::kToDevice, doubled).ok());
-    ASSERT_TRUE(dev->copyAsync(DeviceLane::kToDevice, c, b, bytes).ok());
-    ASSERT_TRUE(dev->record(DeviceLane::kToDevice, &last).ok());
+    ASSERT_TRUE(dev->record(DeviceQueue::kCompute, &doubled).ok());
+    ASSERT_TRUE(dev->waitOn(DeviceQueue::kToDevice, doubled).ok());
+    ASSERT_TRUE(dev->copyAsync(DeviceQueue::kToDevice, c, b, bytes).ok());
+    ASSERT_TRUE(dev->record(DeviceQueue::kToDevice, &last).ok());
     ASSERT_TRUE(waitDone(*dev, last));
     bool done = false;
     ASSERT_TRUE(dev->query(copied, &done).ok());

@@ -1,18 +1,14 @@
-#include "kernels/cuda/cuda_lanes.h"
+#include "kernels/cuda/cuda_queues.h"
 
 #include <cuda_runtime.h>
 
 #include <vector>
 
+#include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/cuda_compute.h"
 
 namespace strata {
 namespace {
-
-Status cudaStatus(cudaError_t rc, const char* what) {
-  STRATA_REQUIRE(rc == cudaSuccess, strataUnhandledCudaError, "%s: %s", what, cudaGetErrorString(rc));
-  return Status::Ok();
-}
 
 size_t roundUpPow2(size_t bytes) {
   size_t n = size_t{1} << 20;
@@ -20,12 +16,12 @@ size_t roundUpPow2(size_t bytes) {
   return n;
 }
 
-class CudaLanes final : public DeviceRuntime {
+class CudaQueues final : public DeviceRuntime {
  public:
-  CudaLanes(int device, double timeoutSeconds) : device_(device), compute_(nullptr, timeoutSeconds) {}
-  ~CudaLanes() override {
+  CudaQueues(int device, double timeoutSeconds) : device_(device), compute_(nullptr, timeoutSeconds) {}
+  ~CudaQueues() override {
     cudaSetDevice(device_);
-    for (cudaStream_t s : lanes_) {
+    for (cudaStream_t s : streams_) {
       if (s != nullptr) {
         cudaStreamSynchronize(s);
         cudaStreamDestroy(s);
@@ -37,42 +33,42 @@ class CudaLanes final : public DeviceRuntime {
   }
 
   Status init() {
-    STRATA_CHECK(cudaStatus(cudaSetDevice(device_), "cudaSetDevice"));
-    for (cudaStream_t& s : lanes_) STRATA_CHECK(cudaStatus(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "cudaStreamCreate"));
-    compute_.setStream(lanes_[0]);
+    STRATA_CHECK(cudaCheck(cudaSetDevice(device_), "cudaSetDevice", STRATA_WHERE));
+    for (cudaStream_t& s : streams_) STRATA_CHECK(cudaCheck(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "cudaStreamCreate", STRATA_WHERE));
+    compute_.setStream(streams_[0]);
     return Status::Ok();
   }
 
   ComputeBackend& compute() override { return compute_; }
 
-  Status copyAsync(DeviceLane lane, void* dst, const void* src, size_t bytes) override {
+  Status copyAsync(DeviceQueue queue, void* dst, const void* src, size_t bytes) override {
     if (bytes == 0) return Status::Ok();
-    return cudaStatus(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, lanes_[static_cast<int>(lane)]),
-                      "cudaMemcpyAsync (staging)");
+    return cudaCheck(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, streams_[static_cast<int>(queue)]),
+                     "cudaMemcpyAsync (staging)", STRATA_WHERE);
   }
-  Status record(DeviceLane lane, DeviceMarker* marker) override {
+  Status record(DeviceQueue queue, DeviceMarker* marker) override {
     if (next_ == events_.size()) {
       cudaEvent_t e = nullptr;
-      STRATA_CHECK(cudaStatus(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), "cudaEventCreate"));
+      STRATA_CHECK(cudaCheck(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), "cudaEventCreate", STRATA_WHERE));
       events_.push_back(e);
     }
-    STRATA_CHECK(cudaStatus(cudaEventRecord(events_[next_], lanes_[static_cast<int>(lane)]), "cudaEventRecord"));
+    STRATA_CHECK(cudaCheck(cudaEventRecord(events_[next_], streams_[static_cast<int>(queue)]), "cudaEventRecord", STRATA_WHERE));
     *marker = static_cast<DeviceMarker>(next_++);
     return Status::Ok();
   }
-  Status waitOn(DeviceLane lane, DeviceMarker marker) override {
-    STRATA_REQUIRE(marker < next_, strataInternalError, "device lanes: unknown marker %u", marker);
-    return cudaStatus(cudaStreamWaitEvent(lanes_[static_cast<int>(lane)], events_[marker], 0), "cudaStreamWaitEvent");
+  Status waitOn(DeviceQueue queue, DeviceMarker marker) override {
+    STRATA_REQUIRE(marker < next_, strataInternalError, "device queues: unknown marker %u", marker);
+    return cudaCheck(cudaStreamWaitEvent(streams_[static_cast<int>(queue)], events_[marker], 0), "cudaStreamWaitEvent", STRATA_WHERE);
   }
   Status query(DeviceMarker marker, bool* done) override {
-    STRATA_REQUIRE(marker < next_, strataInternalError, "device lanes: unknown marker %u", marker);
+    STRATA_REQUIRE(marker < next_, strataInternalError, "device queues: unknown marker %u", marker);
     const cudaError_t rc = cudaEventQuery(events_[marker]);
     if (rc == cudaErrorNotReady) {
       *done = false;
       return Status::Ok();
     }
     *done = true;
-    return cudaStatus(rc, "cudaEventQuery");
+    return cudaCheck(rc, "cudaEventQuery", STRATA_WHERE);
   }
   void resetMarkers() override { next_ = 0; }
   bool fits(size_t stagingBytes, size_t scratchBytes) const override {
@@ -84,13 +80,13 @@ class CudaLanes final : public DeviceRuntime {
   }
   Status staging(size_t bytes, char** base) override {
     STRATA_REQUIRE(bytes <= stagingBytes_, strataInternalError,
-                   "device lanes: %zu bytes of staging needed, %zu reserved", bytes, stagingBytes_);
+                   "device queues: %zu bytes of staging needed, %zu reserved", bytes, stagingBytes_);
     *base = static_cast<char*>(staging_);
     return Status::Ok();
   }
   Status scratch(size_t bytes, void** base) override {
     STRATA_REQUIRE(bytes <= scratchBytes_, strataInternalError,
-                   "device lanes: %zu bytes of scratch needed, %zu reserved", bytes, scratchBytes_);
+                   "device queues: %zu bytes of scratch needed, %zu reserved", bytes, scratchBytes_);
     *base = scratch_;
     return Status::Ok();
   }
@@ -104,15 +100,15 @@ class CudaLanes final : public DeviceRuntime {
     *ptr = nullptr;
     *have = 0;
     const size_t want = roundUpPow2(bytes);
-    STRATA_CHECK(pinnedHost ? cudaStatus(cudaHostAlloc(ptr, want, cudaHostAllocPortable), "cudaHostAlloc (pinned staging)")
-                            : cudaStatus(cudaMalloc(ptr, want), "cudaMalloc (device scratch)"));
+    STRATA_CHECK(pinnedHost ? cudaCheck(cudaHostAlloc(ptr, want, cudaHostAllocPortable), "cudaHostAlloc (pinned staging)", STRATA_WHERE)
+                            : cudaCheck(cudaMalloc(ptr, want), "cudaMalloc (device scratch)", STRATA_WHERE));
     *have = want;
     return Status::Ok();
   }
 
   int device_;
   CudaComputeBackend compute_;
-  cudaStream_t lanes_[kNumDeviceLanes] = {nullptr, nullptr, nullptr};
+  cudaStream_t streams_[kNumDeviceQueues] = {nullptr, nullptr, nullptr};
   std::vector<cudaEvent_t> events_;
   size_t next_ = 0;
   void* staging_ = nullptr;
@@ -123,10 +119,10 @@ class CudaLanes final : public DeviceRuntime {
 
 }  // namespace
 
-Status makeCudaLanes(int device, double timeoutSeconds, std::unique_ptr<DeviceRuntime>* out) {
-  auto lanes = std::make_unique<CudaLanes>(device, timeoutSeconds);
-  STRATA_CHECK(lanes->init());
-  *out = std::move(lanes);
+Status makeCudaQueues(int device, double timeoutSeconds, std::unique_ptr<DeviceRuntime>* out) {
+  auto queues = std::make_unique<CudaQueues>(device, timeoutSeconds);
+  STRATA_CHECK(queues->init());
+  *out = std::move(queues);
   return Status::Ok();
 }
 

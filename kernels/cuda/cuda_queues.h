@@ -8,7 +8,7 @@
 
 namespace strata {
 
-// Creates the lanes on `device` (the caller's thread is left on that device).
-Status makeCudaLanes(int device, double timeoutSeconds, std::unique_ptr<DeviceRuntime>* out);
+// Creates the queues (three non-blocking streams) on `device` (the caller's thread is left on that device).
+Status makeCudaQueues(int device, double timeoutSeconds, std::unique_ptr<DeviceRuntime>* out);
 
 }  // namespace strata
