@@ -21,7 +21,6 @@
 #include "src/core/memory_space.h"
 
 #ifdef STRATA_HAVE_CUDA
-#include <cuda.h>  // driver types only: cuStreamWaitValue32 is fetched at run time, libcuda is not linked
 #include <cuda_runtime.h>
 
 #include "intra_node/device_slots.h"
@@ -29,6 +28,7 @@
 #include "kernels/cuda/cuda_compute.h"
 #include "kernels/cuda/cuda_kernels.h"
 #include "kernels/cuda/cuda_queues.h"
+#include "src/core/stream_gate.h"
 #if __has_include(<mpi-ext.h>)
 #include <mpi-ext.h>
 #endif
@@ -78,13 +78,9 @@ class DevicePath {
   uint32_t enqueued = 0;               // tickets handed out (API thread)
   std::atomic<uint32_t> completed{0};  // tickets written (progress thread)
   Status error;                        // the first error of queued work (under mutex)
-  uint32_t* flagHost = nullptr;        // the counter streams wait on (pinned, mapped)
-  uint32_t* flagDev = nullptr;
-  uint32_t* timedOutHost = nullptr;    // set by the fallback wait kernel on timeout
-  uint32_t* timedOutDev = nullptr;
   std::vector<void*> freeEvents;       // under mutex
-  bool useWaitValue = true;
 #ifdef STRATA_HAVE_CUDA
+  StreamGate gate;                     // holds callers' streams until their tickets are written
   std::unique_ptr<DeviceSlots> slots;  // the node team's IPC slots, when the team has them
 #endif
 };
@@ -124,8 +120,8 @@ Status runPlan(strataComm* comm, DevicePath& dp, const CachedPlan& cached, const
 // caller's stream until its progress thread writes the ticket: an allocation made while any
 // stream of the process waits for a ticket is the deadlock of a GPU (the driver may hold a lock
 // the progress thread needs). So every allocation of the device path (first setup, growth of the
-// staging and scratch, teardown) happens with the gate held and every path of the process
-// drained; a collective is queued with the gate held, so none slips in between.
+// staging and scratch, teardown) happens with the allocation gate held and every path of the process
+// drained; a collective is queued with it held, so none slips in between.
 std::mutex& allocationGate() {
   static std::mutex* m = new std::mutex;
   return *m;
@@ -156,56 +152,19 @@ Status waitQueued(DevicePath& dp, double timeoutSeconds, const std::atomic<bool>
   return Status::Ok();
 }
 
-// With the gate held: no stream of the process waits for a ticket afterwards.
+// With the allocation gate held: no stream of the process waits for a ticket afterwards.
 Status quiesceAllPaths(double timeoutSeconds) {
   for (DevicePath* p : livePaths()) STRATA_CHECK(waitQueued(*p, timeoutSeconds, nullptr));
   return Status::Ok();
 }
 
-// With the gate held: the staging and scratch hold a run of `cached`.
+// With the allocation gate held: the staging and scratch hold a run of `cached`.
 Status reserveFor(strataComm* comm, DevicePath& dp, const CachedPlan& cached) {
   const size_t staging = dp.awareMpi ? 0 : stagingLayout(cached.plan, cached.args.type, nullptr);
   const size_t scratch = cached.plan.scratchCount * cached.args.elemSize();
   if (dp.queues->fits(staging, scratch)) return Status::Ok();
   STRATA_CHECK(quiesceAllPaths(comm->config.timeoutSeconds));
   return dp.queues->reserve(staging, scratch);
-}
-
-// Stream-wait counters live in pinned, mapped host memory that is never freed or reused: a stream
-// may still be waiting on one after its communicator is gone. Two words per communicator.
-Status allocateFlag(uint32_t** host, uint32_t** dev) {
-  static std::mutex mutex;
-  static uint32_t* page = nullptr;
-  static size_t used = 0;
-  constexpr size_t kWords = 1024;
-  std::lock_guard<std::mutex> lock(mutex);
-  if (page == nullptr || used == kWords) {
-    void* p = nullptr;
-    STRATA_CHECK_CUDA(cudaHostAlloc(&p, kWords * sizeof(uint32_t), cudaHostAllocMapped | cudaHostAllocPortable));
-    std::memset(p, 0, kWords * sizeof(uint32_t));
-    page = static_cast<uint32_t*>(p);
-    used = 0;
-  }
-  *host = page + used++;
-  void* d = nullptr;
-  STRATA_CHECK_CUDA(cudaHostGetDevicePointer(&d, *host, 0));
-  *dev = static_cast<uint32_t*>(d);
-  return Status::Ok();
-}
-
-using WaitValueFn = CUresult (*)(CUstream, CUdeviceptr, cuuint32_t, unsigned int);
-WaitValueFn waitValueFn() {
-  static const WaitValueFn fn = []() -> WaitValueFn {
-    void* p = nullptr;
-    cudaDriverEntryPointQueryResult q{};
-    if (cudaGetDriverEntryPointByVersion("cuStreamWaitValue32", &p, 12000, cudaEnableDefault, &q) == cudaSuccess &&
-        q == cudaDriverEntryPointSuccess) {
-      return reinterpret_cast<WaitValueFn>(p);
-    }
-    cudaGetLastError();
-    return nullptr;
-  }();
-  return fn;
 }
 
 bool askMpiCudaAware(int configured) {
@@ -245,7 +204,7 @@ void progressLoop(strataComm* comm, DevicePath* dp) {
       if (!s.ok()) dp->error.update(s);
     }
     // Release the caller's stream, whatever happened: a waiting stream must never hang.
-    __atomic_store_n(dp->flagHost, w.ticket, __ATOMIC_RELEASE);
+    dp->gate.release(w.ticket);
     dp->completed.store(w.ticket, std::memory_order_release);
     dp->cv.notify_all();
   }
@@ -319,7 +278,7 @@ Status pointerDevice(const void* p, int* device) {
   return Status::Ok();
 }
 
-// With the gate held.
+// With the allocation gate held.
 Status ensurePath(strataComm* comm, int device, DevicePath** out) {
   DevicePath* dp = comm->devicePath;
   if (dp != nullptr) {
@@ -341,8 +300,7 @@ Status ensurePath(strataComm* comm, int device, DevicePath** out) {
   const char* sync = std::getenv("STRATA_DEVICE_SYNC");
   path->async = level == MPI_THREAD_MULTIPLE && !(sync != nullptr && std::atoi(sync) > 0);
   if (path->async) {
-    STRATA_CHECK(allocateFlag(&path->flagHost, &path->flagDev));
-    STRATA_CHECK(allocateFlag(&path->timedOutHost, &path->timedOutDev));
+    STRATA_CHECK(path->gate.init());
     path->thread = std::thread(progressLoop, comm, path.get());
   }
   STRATA_INFO("device collectives on device %d: %s, MPI %s", device,
@@ -385,18 +343,10 @@ Status enqueueOnStream(strataComm* comm, DevicePath& dp, std::shared_ptr<CachedP
     dp.queue.push_back(std::move(w));
   }
   dp.cv.notify_all();
-  // Work enqueued on `stream` after this call waits until the progress thread writes the ticket.
-  bool waiting = false;
-  if (dp.useWaitValue && waitValueFn() != nullptr) {
-    waiting = waitValueFn()(reinterpret_cast<CUstream>(stream), reinterpret_cast<CUdeviceptr>(dp.flagDev), ticket,
-                            CU_STREAM_WAIT_VALUE_GEQ) == CUDA_SUCCESS;
-    if (!waiting) dp.useWaitValue = false;  // not supported here: the bounded kernel from now on
-  }
-  if (!waiting) {
-    // Bounded beyond the progress thread's own bounds, so it fires only when that thread is stuck.
-    STRATA_CHECK(cuda::launchWaitFlag(dp.flagDev, ticket, 2 * comm->config.timeoutSeconds + 10, dp.timedOutDev, stream));
-  }
-  return Status::Ok();
+  // Work enqueued on `stream` after this call waits until the progress thread writes the ticket;
+  // the fallback kernel's bound lies beyond the progress thread's own, so it fires only when that
+  // thread is stuck.
+  return dp.gate.hold(stream, ticket, 2 * comm->config.timeoutSeconds + 10);
 }
 
 #endif  // STRATA_HAVE_CUDA
@@ -415,7 +365,7 @@ Status runDeviceCollective(strataComm* comm, const CollectiveArgs& args, const v
   STRATA_REQUIRE(capture == cudaStreamCaptureStatusNone, strataInvalidUsage,
                  "the stream is being captured into a CUDA graph: Strata's collectives wait for a progress thread, "
                  "which a graph cannot replay; call them outside the capture");
-  std::unique_lock<std::mutex> gate(allocationGate());
+  std::unique_lock<std::mutex> allocating(allocationGate());
   DevicePath* dp = nullptr;
   STRATA_CHECK(ensurePath(comm, device, &dp));
   if (dp->async) {
@@ -436,7 +386,7 @@ Status runDeviceCollective(strataComm* comm, const CollectiveArgs& args, const v
   if (!s.ok()) return s.withContext(strformat("%s #%llu", collectiveName(args.coll), seq));
   STRATA_CHECK(reserveFor(comm, *dp, *cached));
   if (dp->async) return enqueueOnStream(comm, *dp, std::move(cached), send, recv, seq, stream);
-  gate.unlock();
+  allocating.unlock();
   STRATA_CHECK(waitForStreamWork(stream, comm->config.timeoutSeconds));
   s = runPlan(comm, *dp, *cached, send, recv, seq);
   if (!s.ok() && s.code() != strataInvalidArgument && s.code() != strataInvalidUsage) comm->fatal = s;
@@ -457,9 +407,11 @@ Status drainDevicePath(strataComm* comm) {
     std::lock_guard<std::mutex> lock(dp->mutex);
     error = dp->error;
   }
-  if (dp->timedOutHost != nullptr && __atomic_load_n(dp->timedOutHost, __ATOMIC_ACQUIRE) != 0) {
+#ifdef STRATA_HAVE_CUDA
+  if (dp->gate.timedOut()) {
     error.update(makeStatus(strataTimeout, "a stream's wait for a device collective timed out on the device"));
   }
+#endif
   if (!error.ok()) {
     comm->fatal = Status(error.code(), "a device collective failed: " + error.message());
     return comm->fatal;
@@ -479,7 +431,7 @@ void stopDevicePath(strataComm* comm) {
     dp->thread.join();  // the queue drains first: every ticket is written, every stream released
   }
 #ifdef STRATA_HAVE_CUDA
-  std::lock_guard<std::mutex> gate(allocationGate());
+  std::lock_guard<std::mutex> allocating(allocationGate());
   auto& live = livePaths();
   live.erase(std::remove(live.begin(), live.end(), dp), live.end());
   Status quiet = quiesceAllPaths(comm->config.timeoutSeconds);

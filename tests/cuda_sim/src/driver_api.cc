@@ -16,8 +16,10 @@ CUresult waitValue(CUstream stream, CUdeviceptr addr, uint64_t value, unsigned f
   if (!options().streamMemOps) return CUDA_ERROR_NOT_SUPPORTED;
   const void* p = reinterpret_cast<const void*>(addr);
   Allocation a;
-  if (!findAllocation(p, &a) || (addr % (is64 ? 8 : 4)) != 0) {
-    fail(cudaErrorInvalidValue, "cuStreamWaitValue%d(%p): not aligned device-accessible memory", is64 ? 64 : 32, p);
+  const unsigned compare = flags & 0xf;
+  if (!findAllocation(p, &a) || (addr % (is64 ? 8 : 4)) != 0 || addr + (is64 ? 8 : 4) > a.base + a.size ||
+      (compare != CU_STREAM_WAIT_VALUE_GEQ && compare != CU_STREAM_WAIT_VALUE_EQ && compare != CU_STREAM_WAIT_VALUE_AND &&
+       compare != CU_STREAM_WAIT_VALUE_NOR)) {
     return CUDA_ERROR_INVALID_VALUE;
   }
   CUstream_st* s = resolveStream(stream);
@@ -41,8 +43,7 @@ CUresult writeValue(CUstream stream, CUdeviceptr addr, uint64_t value, unsigned 
   const void* p = reinterpret_cast<const void*>(addr);
   bool isDevice = false;
   Allocation a;
-  if (!findAllocation(p, &a) || (addr % (is64 ? 8 : 4)) != 0) {
-    fail(cudaErrorInvalidValue, "cuStreamWriteValue%d(%p): not aligned device-accessible memory", is64 ? 64 : 32, p);
+  if (!findAllocation(p, &a) || (addr % (is64 ? 8 : 4)) != 0 || addr + (is64 ? 8 : 4) > a.base + a.size) {
     return CUDA_ERROR_INVALID_VALUE;
   }
   char* q = backingOf(p, is64 ? 8 : 4, &isDevice);
@@ -51,6 +52,7 @@ CUresult writeValue(CUstream stream, CUdeviceptr addr, uint64_t value, unsigned 
   auto op = std::make_shared<Op>();
   op->kind = Op::kWriteValue;
   op->what = is64 ? "cuStreamWriteValue64" : "cuStreamWriteValue32";
+  op->waitAddress = p;  // the address it writes, for the deadlock check
   op->run = [q, value, is64] {
     if (is64) {
       __atomic_store_n(reinterpret_cast<uint64_t*>(q), value, __ATOMIC_RELEASE);

@@ -92,6 +92,11 @@ cudaError_t copy(void* dst, const void* src, size_t bytes, cudaMemcpyKind kind, 
   op->what = what;
   const bool pageableSrc = !s.device && !s.pinned, pageableDst = !d.device && !d.pinned;
   std::shared_ptr<std::vector<char>> staged;
+  if (!async && pageableSrc && d.device && st->capture == cudaStreamCaptureStatusNone) {
+    // "For transfers from pageable host memory to device memory, a stream sync is performed
+    // before the copy is initiated."
+    if (cudaError_t rc = synchronizeStream(st, call); rc != cudaSuccess) return rc;
+  }
   if (pageableSrc && d.device) {
     staged = std::make_shared<std::vector<char>>(s.backing, s.backing + bytes);  // staged now, written later
   }
@@ -128,10 +133,16 @@ cudaError_t memset(void* p, int value, size_t bytes, cudaStream_t stream, const 
   char* to = d.backing;
   op->run = [to, value, bytes, st] {
     std::memset(to, value, bytes);
-    st->counters.copies += 1;
-    st->counters.d2d += bytes;
+    for (Counters* c : {&st->counters, &processCounters()}) {
+      c->copies += 1;
+      c->d2d += bytes;
+    }
   };
-  return enqueue(st, op, nullptr, true);
+  uint64_t seq = 0;
+  if (cudaError_t rc = enqueue(st, op, &seq, true); rc != cudaSuccess) return rc;
+  // "Fully synchronous" when the target is pinned host memory (API synchronization behavior).
+  if (d.pinned && seq != 0) return waitStream(st, seq, call);
+  return cudaSuccess;
 }
 
 cudaError_t recordEvent(cudaEvent_t e, cudaStream_t stream) {
@@ -146,6 +157,7 @@ cudaError_t recordEvent(cudaEvent_t e, cudaStream_t stream) {
   {
     std::lock_guard<std::mutex> lock(e->mutex);
     record = ++e->record;
+    e->completedAt = -1;  // before the marker can run and set it
   }
   if (!(e->flags & cudaEventDisableTiming)) {
     op->run = [e, record] {
@@ -158,7 +170,6 @@ cudaError_t recordEvent(cudaEvent_t e, cudaStream_t stream) {
   std::lock_guard<std::mutex> lock(e->mutex);
   e->stream = seq == 0 ? nullptr : st;  // recorded into a capture: not an event of the stream
   e->seq = seq;
-  e->completedAt = -1;
   return cudaSuccess;
 }
 

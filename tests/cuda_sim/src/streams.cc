@@ -92,7 +92,10 @@ void workerLoop(CUstream_st* s) {
     }
     notifyDone();
   }
-  // Destroyed and drained. The stream's memory is kept: an event or a dependency may still name it.
+  // Destroyed and drained: no synchronisation needs it any more. Its memory is kept: an event or a
+  // dependency may still name it.
+  std::lock_guard<std::mutex> lock(registry().mutex);
+  registry().streams.erase(s);
 }
 
 }  // namespace
@@ -114,7 +117,7 @@ bool Op::waitSatisfied() const {
     case CU_STREAM_WAIT_VALUE_EQ: return v == want;
     case CU_STREAM_WAIT_VALUE_AND: return (v & want) != 0;
     case CU_STREAM_WAIT_VALUE_NOR: return ~(v | want) != 0 && (wait64 || (~(v | want) & 0xffffffffu) != 0);
-    default: return true;
+    default: return true;  // rejected when enqueued
   }
 }
 
@@ -139,11 +142,8 @@ CUstream_st* createStream(int device, unsigned flags, bool legacy) {
 }
 
 cudaError_t destroyStream(CUstream_st* s) {
-  {
-    std::lock_guard<std::mutex> lock(registry().mutex);
-    registry().streams.erase(s);
-  }
-  // CUDA: cudaStreamDestroy returns at once; the stream's work still completes.
+  // CUDA: cudaStreamDestroy returns at once; the stream's work still completes, and until it has
+  // the stream takes part in device synchronisation (its worker leaves the registry when drained).
   std::lock_guard<std::mutex> lock(s->mutex);
   s->destroying = true;
   s->cv.notify_all();
@@ -176,7 +176,12 @@ CUstream_st* resolveStream(cudaStream_t handle) {
     return tPerThread[static_cast<size_t>(device)];
   }
   std::lock_guard<std::mutex> lock(r.mutex);
-  if (r.streams.count(handle) == 0) {
+  bool destroyed = r.streams.count(handle) == 0;
+  if (!destroyed) {
+    std::lock_guard<std::mutex> streamLock(handle->mutex);
+    destroyed = handle->destroying;
+  }
+  if (destroyed) {
     fail(cudaErrorInvalidResourceHandle, "stream %p: not a live stream of this process", static_cast<void*>(handle));
     return nullptr;
   }
@@ -206,8 +211,13 @@ cudaError_t enqueue(CUstream_st* s, std::shared_ptr<Op> op, uint64_t* seq, bool 
   if (s->capture == cudaStreamCaptureStatusInvalidated) {
     return fail(cudaErrorStreamCaptureInvalidated, "%s: its capture was invalidated", s->name.c_str());
   }
-  // The legacy default stream's implicit synchronisation with the device's blocking streams.
+  // The legacy default stream's implicit synchronisation with the device's blocking streams. The
+  // snapshot of the others and the push are one step, so two threads enqueueing on stream 0 and on
+  // a blocking stream at once are ordered one way or the other, as on a GPU.
+  static std::mutex implicitOrder;
+  std::unique_lock<std::mutex> ordering(implicitOrder, std::defer_lock);
   if (s->legacy || !(s->flags & cudaStreamNonBlocking)) {
+    ordering.lock();
     std::vector<CUstream_st*> others;
     {
       std::lock_guard<std::mutex> lock(registry().mutex);
@@ -231,6 +241,7 @@ cudaError_t enqueue(CUstream_st* s, std::shared_ptr<Op> op, uint64_t* seq, bool 
     mine = ++s->enqueued;
     s->cv.notify_all();
   }
+  if (ordering.owns_lock()) ordering.unlock();
   if (seq != nullptr) *seq = mine;
   if (launchBlocking && options().launchBlocking) return waitStream(s, mine, "CUDA_LAUNCH_BLOCKING");
   return cudaSuccess;
@@ -261,6 +272,27 @@ cudaError_t synchronizeStream(CUstream_st* s, const char* caller) {
   return waitStream(s, seq, caller);
 }
 
+// Whether queued device work (a cuStreamWriteValue) will write `address`: a wait for it is then
+// released without the host.
+bool pendingWriteTo(const void* address) {
+  std::vector<CUstream_st*> all;
+  {
+    std::lock_guard<std::mutex> lock(registry().mutex);
+    all.assign(registry().streams.begin(), registry().streams.end());
+    for (CUstream_st* l : registry().legacy) {
+      if (l != nullptr) all.push_back(l);
+    }
+  }
+  for (CUstream_st* s : all) {
+    std::unique_lock<std::mutex> lock(s->mutex, std::try_to_lock);
+    if (!lock.owns_lock()) continue;  // the caller holds it
+    for (const auto& op : s->queue) {
+      if (op->kind == Op::kWriteValue && op->waitAddress == address) return true;
+    }
+  }
+  return false;
+}
+
 cudaError_t synchronizeDevice(int device, const char* caller, bool implicit) {
   std::vector<std::pair<CUstream_st*, uint64_t>> targets;
   {
@@ -279,7 +311,7 @@ cudaError_t synchronizeDevice(int device, const char* caller, bool implicit) {
     // A GPU would wait for this stream's wait-value operation, which no one can release while
     // the thread that would write the value is the one waiting here.
     for (const auto& op : s->queue) {
-      if (op->kind == Op::kWaitValue && !op->waitSatisfied()) {
+      if (op->kind == Op::kWaitValue && !op->waitSatisfied() && !pendingWriteTo(op->waitAddress)) {
         setSticky(cudaErrorNotPermitted,
                   "%s on device %d must wait for the device to be idle (CUDA synchronises it implicitly), but %s is "
                   "held by %s until a value is written: on a GPU this call would deadlock if the writer is waiting "
