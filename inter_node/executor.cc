@@ -27,6 +27,13 @@ std::string contextText(const Plan& plan, const ExecContext& ctx) {
 
 }  // namespace
 
+bool hasMessages(const Plan& plan) {
+  for (const Step& st : plan.steps) {
+    if (st.kind == StepKind::kSend || st.kind == StepKind::kRecv) return true;
+  }
+  return false;
+}
+
 void PhaseTimes::record(const char* label, double start, double end) {
   for (Phase& p : phases) {
     if (p.label == label) {
@@ -63,27 +70,21 @@ Status Executor::run(const Plan& plan, const Bindings& bind, const ExecContext& 
     if (remaining_[i] == 0) ready_.push_back(i);
   }
 
-  stagedSends_.clear();
-  stagedHead_ = 0;
   gated_.clear();
-  requestChunk_.clear();
+  plan_ = &plan;
+  bind_ = &bind;
+  progressError_ = Status::Ok();
+  char* pool = nullptr;
   if (ctx.device != nullptr) {
     ctx.device->resetMarkers();
     marker_.assign(n, kNoMarker);
     markerQueue_.assign(n, -1);
-    chunksToCopy_.assign(n, 0);
-    staging_ = nullptr;
-    if (!ctx.deviceAwareMpi) {
-      // Every message gets its own region of the pinned staging for the whole run: no step ever
-      // waits for another's chunk buffers, so staging cannot deadlock whatever the plan's order.
-      stagingAt_.assign(n, 0);
-      const size_t total = stagingLayout(plan, bind.type, &stagingAt_);
-      if (total != 0) {
-        Status s = ctx.device->staging(total, &staging_);
-        if (!s.ok()) return s.withContext(contextText(plan, ctx));
-      }
+    if (!ctx.deviceAwareMpi && hasMessages(plan)) {
+      Status s = ctx.device->staging(ctx.staging.bytes(), &pool);
+      if (!s.ok()) return s.withContext(contextText(plan, ctx));
     }
   }
+  staging_.begin(pool, ctx.staging, ctx.maxMessageBytes, ctx.device, ctx.comm);
 
   // The clock is read only when something has to be waited for (or timed).
   auto start = Clock::time_point{};
@@ -122,7 +123,7 @@ Status Executor::run(const Plan& plan, const Bindings& bind, const ExecContext& 
         continue;
       }
     }
-    if (requests_.empty() && stagedHead_ == stagedSends_.size() && gated_.empty()) {
+    if (requests_.empty() && staging_.idle() && gated_.empty()) {
       return failPending(plan, bind, ctx,
                          makeStatus(strataInternalError, "plan stalled with %zu of %zu steps done and nothing in flight",
                                     done_, n));
@@ -136,11 +137,6 @@ Status Executor::run(const Plan& plan, const Bindings& bind, const ExecContext& 
       idle = 0;
       for (int k = 0; k < outcount; ++k) {
         const size_t r = static_cast<size_t>(completedIndices_[static_cast<size_t>(k)]);
-        if (ctx.device != nullptr) {
-          Status s = onRequestDone(plan, r, bind, ctx);
-          if (!s.ok()) return failPending(plan, bind, ctx, s);
-          continue;
-        }
         const StepId id = requestStep_[r];
         if (--pendingRequests_[id] == 0) complete(plan, id);
       }
@@ -150,13 +146,11 @@ Status Executor::run(const Plan& plan, const Bindings& bind, const ExecContext& 
         if (requests_[r] != MPI_REQUEST_NULL) {
           requests_[w] = requests_[r];
           requestStep_[w] = requestStep_[r];
-          if (!requestChunk_.empty()) requestChunk_[w] = requestChunk_[r];
           ++w;
         }
       }
       requests_.resize(w);
       requestStep_.resize(w);
-      if (!requestChunk_.empty()) requestChunk_.resize(w);
       continue;
     }
     if (++idle == 1 && deadline == Clock::time_point::max()) {
@@ -170,7 +164,7 @@ Status Executor::run(const Plan& plan, const Bindings& bind, const ExecContext& 
     if ((idle & 15) == 0 && Clock::now() > deadline) {
       // Name the oldest step still waiting: the one the others wait behind.
       StepId oldest = requestStep_.empty() ? kNoStep : *std::min_element(requestStep_.begin(), requestStep_.end());
-      if (stagedHead_ < stagedSends_.size()) oldest = std::min(oldest, stagedSends_[stagedHead_].step);
+      if (ctx.device != nullptr) oldest = std::min(oldest, staging_.oldestStep());
       for (StepId g : gated_) oldest = std::min(oldest, g);
       if (oldest == kNoStep) oldest = 0;
       const double waited = std::chrono::duration<double>(Clock::now() - start).count();
@@ -234,13 +228,7 @@ Status Executor::runNodeOp(const Plan& plan, StepId id, const Bindings& bind, co
   if (ctx.nodeOps == nullptr) {
     return makeStatus(strataInternalError, "%s: no node team to run it", plan.describe(id, bind.type).c_str());
   }
-  if (ctx.device != nullptr) {
-    // The node op blocks until the whole team is in it: first put every message this rank has
-    // started on the wire (a staged send's copy to the host is device-local and finishes by
-    // itself), so no peer waits on one of them while this rank waits in the node op.
-    STRATA_CHECK(flushStagedSends(plan, bind, ctx));
-    STRATA_CHECK(waitForInputs(plan, id, DeviceQueue::kCompute));
-  }
+  if (ctx.device != nullptr) STRATA_CHECK(waitForInputs(plan, id, DeviceQueue::kCompute));
   NodeOpCall call;
   call.device = ctx.device;
   call.desc = &plan.nodeOps[s.nodeOp];
@@ -254,12 +242,10 @@ Status Executor::runNodeOp(const Plan& plan, StepId id, const Bindings& bind, co
   call.label = s.what;
   call.abortFlag = ctx.abortFlag;
   // While the team gathers, keep this rank's messages moving: a peer may need them to get here.
-  call.progress = [](void* comm) {
-    int flag = 0;
-    MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, *static_cast<const MPI_Comm*>(comm), &flag, MPI_STATUS_IGNORE);
-  };
-  call.progressContext = const_cast<MPI_Comm*>(&ctx.comm);
+  call.progress = &Executor::progressDuringNodeOp;
+  call.progressContext = this;
   Status st = ctx.nodeOps->run(call);
+  if (st.ok()) st = progressError_;
   if (!st.ok()) return st.withContext(plan.describe(id, bind.type));
   if (ctx.device != nullptr) {
     // Its device work has completed (the team waits for it before each publish); the marker
@@ -287,7 +273,10 @@ Status Executor::failPending(const Plan& plan, const Bindings& bind, const ExecC
   (void)bind;
   // Device work already enqueued still reads and writes the buffers and the staging: let it drain
   // (bounded) before the caller reuses them.
-  if (ctx.device != nullptr) (void)finishDevice(plan, ctx);
+  if (ctx.device != nullptr) {
+    (void)finishDevice(plan, ctx);
+    staging_.abandon();
+  }
   // Receives can be cancelled and completed locally; sends cannot be taken back reliably, so their
   // requests are released and the communicator is left in an error state by the caller.
   for (size_t r = 0; r < requests_.size(); ++r) {
@@ -313,31 +302,7 @@ Status Executor::failPending(const Plan& plan, const Bindings& bind, const ExecC
 // MPI once their inputs are complete, or are staged: a send's chunks are copied to pinned memory
 // on the to-host queue and each is sent as soon as its copy completes, a receive's chunks are each
 // copied to the device on the to-device queue as soon as they arrive. Chunks of consecutive
-// messages overlap: the copy of chunk k+1 runs while chunk k is on the wire and while the compute
-// queue reduces what arrived before (002, "Pipelining"; DESIGN.md "MPI and device buffers").
-
-size_t stagingLayout(const Plan& plan, DataType type, std::vector<size_t>* offsets) {
-  size_t total = 0;
-  const size_t elem = dataTypeSize(type);
-  for (StepId i = 0; i < plan.steps.size(); ++i) {
-    const Step& st = plan.steps[i];
-    if (st.kind != StepKind::kSend && st.kind != StepKind::kRecv) continue;
-    if (offsets != nullptr) (*offsets)[i] = total;
-    total += ((st.kind == StepKind::kSend ? st.src.count : st.dst.count) * elem + 4095) & ~size_t{4095};
-  }
-  return total;
-}
-
-size_t stagingChunkBytes(size_t bytes) {
-  const double c = std::sqrt(static_cast<double>(bytes) * 62500.0);
-  size_t chunk = static_cast<size_t>(c) & ~size_t{4095};
-  return std::clamp(chunk, size_t{64} << 10, size_t{16} << 20);
-}
-
-size_t Executor::chunkBytes(size_t bytes, const ExecContext& ctx) const {
-  const size_t c = ctx.stageChunkBytes != 0 ? ctx.stageChunkBytes : stagingChunkBytes(bytes);
-  return std::min(c, ctx.maxMessageBytes);
-}
+// messages overlap (inter_node/staging_pipeline.h).
 
 Status Executor::waitForInputs(const Plan& plan, StepId id, DeviceQueue queue) {
   const Step& s = plan.steps[id];
@@ -383,7 +348,6 @@ Status Executor::postMessage(const Plan& plan, StepId id, const Bindings& bind, 
     }
     requests_.push_back(req);
     requestStep_.push_back(id);
-    if (ctx.device != nullptr) requestChunk_.push_back(UINT32_MAX);  // kept parallel in device mode only
     ++pendingRequests_[id];
   }
   return Status::Ok();
@@ -426,31 +390,14 @@ Status Executor::startDeviceStep(const Plan& plan, StepId id, const Bindings& bi
         return postMessage(plan, id, bind, ctx, ptr);
       }
       const size_t bytes = (isSend ? s.src.count : s.dst.count) * elem;
-      const size_t chunk = chunkBytes(bytes, ctx);
-      const size_t chunks = bytes == 0 ? 1 : (bytes + chunk - 1) / chunk;
-      char* host = staging_ + stagingAt_[id];
-      pendingRequests_[id] = static_cast<uint32_t>(chunks);
       const int tag = foldTag(s.tag, ctx.tagUpperBound);
+      // The copies wait for the step's inputs on their queue (a receive's slice may still be read
+      // by earlier steps on other queues).
+      STRATA_CHECK(waitForInputs(plan, id, isSend ? DeviceQueue::kToHost : DeviceQueue::kToDevice));
       if (isSend) {
-        STRATA_CHECK(waitForInputs(plan, id, DeviceQueue::kToHost));
-        for (size_t c = 0; c < chunks; ++c) {
-          const size_t off = c * chunk, len = std::min(chunk, bytes - std::min(bytes, off));
-          STRATA_CHECK(dev.copyAsync(DeviceQueue::kToHost, host + off, ptr + off, len));
-          DeviceMarker m = kNoMarker;
-          STRATA_CHECK(dev.record(DeviceQueue::kToHost, &m));
-          stagedSends_.push_back({id, m, host + off, len});
-        }
-        return Status::Ok();
-      }
-      chunksToCopy_[id] = static_cast<uint32_t>(chunks);
-      for (size_t c = 0; c < chunks; ++c) {
-        const size_t off = c * chunk, len = std::min(chunk, bytes - std::min(bytes, off));
-        MPI_Request req = MPI_REQUEST_NULL;
-        const int rc = MPI_Irecv(host + off, static_cast<int>(len), MPI_BYTE, s.peer, tag, ctx.comm, &req);
-        if (rc != MPI_SUCCESS) return mpiError("MPI_Irecv", rc, STRATA_WHERE).withContext(plan.describe(id, bind.type));
-        requests_.push_back(req);
-        requestStep_.push_back(id);
-        requestChunk_.push_back(static_cast<uint32_t>(c));
+        staging_.addSend(id, ptr, bytes, s.peer, tag);
+      } else {
+        staging_.addRecv(id, ptr, bytes, s.peer, tag);
       }
       return Status::Ok();
     }
@@ -459,68 +406,16 @@ Status Executor::startDeviceStep(const Plan& plan, StepId id, const Bindings& bi
   return makeStatus(strataInternalError, "step %u has an unknown kind", id);
 }
 
-Status Executor::flushStagedSends(const Plan& plan, const Bindings& bind, const ExecContext& ctx) {
-  const auto start = Clock::now();
-  for (unsigned polls = 0; stagedHead_ < stagedSends_.size() || !gated_.empty(); ++polls) {
-    bool progressed = false;
-    STRATA_CHECK(pollDevice(plan, bind, ctx, &progressed));
-    if (progressed || (polls & 63) != 63) continue;
-    const double waited = std::chrono::duration<double>(Clock::now() - start).count();
-    if (waited > ctx.timeoutSeconds) {
-      return makeStatus(strataTimeout, "timed out after %.1f s waiting for the device to finish the inputs of %s", waited,
-                        plan.describe(stagedHead_ < stagedSends_.size() ? stagedSends_[stagedHead_].step : gated_[0],
-                                      bind.type)
-                            .c_str());
-    }
-    sched_yield();
-  }
-  return Status::Ok();
-}
-
-Status Executor::onRequestDone(const Plan& plan, size_t r, const Bindings& bind, const ExecContext& ctx) {
-  const StepId id = requestStep_[r];
-  const uint32_t chunk = requestChunk_[r];
-  const Step& s = plan.steps[id];
-  if (s.kind == StepKind::kRecv && chunk != UINT32_MAX) {
-    // A staged chunk arrived: copy it to the device behind the step's inputs (its slice may still be
-    // read by earlier steps on other queues).
-    const size_t bytes = s.dst.count * dataTypeSize(bind.type);
-    const size_t csize = chunkBytes(bytes, ctx);
-    const size_t chunks = bytes == 0 ? 1 : (bytes + csize - 1) / csize;
-    if (chunksToCopy_[id] == chunks) STRATA_CHECK(waitForInputs(plan, id, DeviceQueue::kToDevice));
-    const size_t off = static_cast<size_t>(chunk) * csize, len = std::min(csize, bytes - std::min(bytes, off));
-    char* dst = static_cast<char*>(bind.at(s.dst));
-    STRATA_CHECK(ctx.device->copyAsync(DeviceQueue::kToDevice, dst + off, staging_ + stagingAt_[id] + off, len));
-    --pendingRequests_[id];
-    if (--chunksToCopy_[id] == 0) {
-      STRATA_CHECK(ctx.device->record(DeviceQueue::kToDevice, &marker_[id]));
-      markerQueue_[id] = static_cast<int8_t>(DeviceQueue::kToDevice);
-      complete(plan, id);
-    }
-    return Status::Ok();
-  }
-  if (--pendingRequests_[id] == 0) complete(plan, id);
-  return Status::Ok();
-}
-
 Status Executor::pollDevice(const Plan& plan, const Bindings& bind, const ExecContext& ctx, bool* progressed) {
   *progressed = false;
-  // Staged sends whose chunk reached the host, in order (a queue completes in order anyway).
-  while (stagedHead_ < stagedSends_.size()) {
-    const StagedSend& c = stagedSends_[stagedHead_];
-    bool copied = false;
-    STRATA_CHECK(ctx.device->query(c.copied, &copied));
-    if (!copied) break;
-    const Step& s = plan.steps[c.step];
-    MPI_Request req = MPI_REQUEST_NULL;
-    const int rc = MPI_Isend(c.host, static_cast<int>(c.bytes), MPI_BYTE, s.peer, foldTag(s.tag, ctx.tagUpperBound),
-                             ctx.comm, &req);
-    if (rc != MPI_SUCCESS) return mpiError("MPI_Isend", rc, STRATA_WHERE).withContext(plan.describe(c.step, bind.type));
-    requests_.push_back(req);
-    requestStep_.push_back(c.step);
-    requestChunk_.push_back(UINT32_MAX);
-    ++stagedHead_;
-    *progressed = true;
+  stagedDone_.clear();
+  STRATA_CHECK(staging_.poll(progressed, &stagedDone_));
+  for (const StagingPipeline::Completed& c : stagedDone_) {
+    if (c.marker != kNoMarker) {  // a receive: its successors wait for the last copy to the device
+      marker_[c.step] = c.marker;
+      markerQueue_[c.step] = static_cast<int8_t>(DeviceQueue::kToDevice);
+    }
+    complete(plan, c.step);
   }
   // Device-aware messages whose inputs are now complete on the device.
   for (size_t g = 0; g < gated_.size();) {
@@ -537,6 +432,19 @@ Status Executor::pollDevice(const Plan& plan, const Bindings& bind, const ExecCo
     *progressed = true;
   }
   return Status::Ok();
+}
+
+void Executor::progressDuringNodeOp(void* self) {
+  auto* e = static_cast<Executor*>(self);
+  const ExecContext& ctx = *e->ctx_;
+  if (ctx.device == nullptr) {
+    int flag = 0;
+    MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, ctx.comm, &flag, MPI_STATUS_IGNORE);
+    return;
+  }
+  if (!e->progressError_.ok()) return;
+  bool progressed = false;
+  e->progressError_ = e->pollDevice(*e->plan_, *e->bind_, ctx, &progressed);
 }
 
 Status Executor::finishDevice(const Plan& plan, const ExecContext& ctx) {

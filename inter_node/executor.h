@@ -18,6 +18,7 @@
 #include "kernels/device_runtime.h"
 #include "kernels/plan/node_op_runner.h"
 #include "kernels/plan/plan.h"
+#include "inter_node/staging_pipeline.h"
 
 namespace strata {
 
@@ -68,20 +69,12 @@ struct ExecContext {
   // Device buffers: the bindings are device memory, local steps run on the device's queues.
   DeviceRuntime* device = nullptr;
   bool deviceAwareMpi = false;  // MPI reads and writes device memory; else stage through pinned chunks
-  size_t stageChunkBytes = 0;   // 0: stagingChunkBytes(message size); must agree across ranks
+  StagingPool staging;          // the pinned pool staged messages pass through; the same on every rank
 };
 
-// The pinned staging a run of `plan` on device buffers needs without device-aware MPI: every
-// message its own page-aligned region (fills `offsets`, one per step, when not null).
-size_t stagingLayout(const Plan& plan, DataType type, std::vector<size_t>* offsets);
-
-// The chunk size of a staged message of `bytes` bytes: the pipeline device-to-host -> MPI ->
-// host-to-device of k chunks takes about (k + 2) stage times plus k per-chunk overheads o, so
-// T(c) = (m/c + 2)(c*beta + o), least at c = sqrt(m*o / (2*beta)). With o = 10 us (a copy, a marker
-// and a message) and beta = 1/12.5 GB/s (the slower of PCIe staging and the network) that is
-// sqrt(m * 62500) bytes: 256 KiB at 1 MiB, 2 MiB at 64 MiB; rounded to 4 KiB, within [64 KiB, 16 MiB].
-// A function of the size alone, so sender and receiver cut a message into the same chunks.
-size_t stagingChunkBytes(size_t bytes);
+// Whether `plan` sends or receives (a run on device buffers then needs the staging pool, unless
+// MPI is device-aware).
+bool hasMessages(const Plan& plan);
 
 // Reusable per-communicator state, so a call allocates nothing once warm.
 class Executor {
@@ -98,10 +91,9 @@ class Executor {
   Status inputsDone(const Plan& plan, StepId id, bool* done);
   Status postMessage(const Plan& plan, StepId id, const Bindings& bind, const ExecContext& ctx, char* ptr);
   Status pollDevice(const Plan& plan, const Bindings& bind, const ExecContext& ctx, bool* progressed);
-  Status onRequestDone(const Plan& plan, size_t request, const Bindings& bind, const ExecContext& ctx);
   Status finishDevice(const Plan& plan, const ExecContext& ctx);
-  Status flushStagedSends(const Plan& plan, const Bindings& bind, const ExecContext& ctx);
-  size_t chunkBytes(size_t bytes, const ExecContext& ctx) const;
+  // Called while a node op waits for its team: keeps this rank's messages moving.
+  static void progressDuringNodeOp(void* self);
   Status failPending(const Plan& plan, const Bindings& bind, const ExecContext& ctx, Status why);
 
   std::vector<uint32_t> remaining_;       // unfinished predecessors per step
@@ -116,19 +108,13 @@ class Executor {
   // Device state of a run.
   std::vector<DeviceMarker> marker_;  // per step: its device work's marker (kNoMarker: none pending)
   std::vector<int8_t> markerQueue_;    // the device queue it was recorded on
-  std::vector<size_t> stagingAt_;     // per message step: its region of the pinned staging
-  char* staging_ = nullptr;
-  struct StagedSend {
-    StepId step;
-    DeviceMarker copied;  // the chunk's device-to-host copy
-    char* host;
-    size_t bytes;
-  };
-  std::vector<StagedSend> stagedSends_;  // in posting order; a step's chunks in chunk order
-  size_t stagedHead_ = 0;
-  std::vector<StepId> gated_;             // device-aware MPI steps waiting for their inputs
-  std::vector<uint32_t> requestChunk_;    // per request: the chunk (staged receives)
-  std::vector<uint32_t> chunksToCopy_;    // per staged receive: chunks whose copy is not enqueued
+  StagingPipeline staging_;           // staged messages (no device-aware MPI)
+  std::vector<StagingPipeline::Completed> stagedDone_;
+  std::vector<StepId> gated_;         // device-aware MPI steps waiting for their inputs
+  // The run in progress, for progressDuringNodeOp.
+  const Plan* plan_ = nullptr;
+  const Bindings* bind_ = nullptr;
+  Status progressError_;
   size_t done_ = 0;
   const ExecContext* ctx_ = nullptr;
   std::chrono::steady_clock::time_point runStart_;

@@ -3,6 +3,7 @@
 #include <cuda_runtime.h>
 
 #include <chrono>
+#include <cstdint>
 #include <cstring>
 
 #include "kernels/cuda/cuda_check.h"
@@ -15,6 +16,31 @@ DeviceSlots::~DeviceSlots() {
     if (static_cast<int>(j) != me_ && bases_[j] != nullptr) cudaIpcCloseMemHandle(bases_[j]);
   }
   if (own_ != nullptr) cudaFree(own_);
+}
+
+Status DeviceSlots::setUp(NodeTeam& team, size_t slotBytes, double timeoutSeconds, std::unique_ptr<DeviceSlots>* out) {
+  struct Entry {
+    char handle[kIpcHandleBytes];
+    int32_t ok;
+  };
+  static_assert(sizeof(Entry) <= NodeTeam::kMailboxBytes);
+  Entry mine{};
+  std::unique_ptr<DeviceSlots> slots;
+  const Status allocated = allocate(slotBytes, &slots, mine.handle);
+  mine.ok = allocated.ok() ? 1 : 0;
+  std::vector<Entry> all(static_cast<size_t>(team.size()));
+  STRATA_CHECK(team.exchange(&mine, sizeof mine, all.data(), timeoutSeconds));
+  STRATA_CHECK(allocated);
+  // Nobody maps anything unless every member has its slots: ours are then freed with `slots`.
+  for (int j = 0; j < team.size(); ++j) {
+    STRATA_REQUIRE(all[static_cast<size_t>(j)].ok == 1, strataSystemError,
+                   "node member %d could not allocate its device slots", j);
+  }
+  std::vector<std::vector<char>> handles(all.size());
+  for (size_t j = 0; j < all.size(); ++j) handles[j].assign(all[j].handle, all[j].handle + kIpcHandleBytes);
+  const Status opened = slots->open(handles, team.me());
+  *out = std::move(slots);  // mapped in full or in part: release() undoes it
+  return opened;
 }
 
 Status DeviceSlots::allocate(size_t slotBytes, std::unique_ptr<DeviceSlots>* out, char handle[kIpcHandleBytes]) {

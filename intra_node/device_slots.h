@@ -18,11 +18,11 @@ constexpr size_t kIpcHandleBytes = 64;  // cudaIpcMemHandle_t
 class DeviceSlots {
  public:
   ~DeviceSlots();
-  // This member's slots (2 x slotBytes of device memory on the current device) and the handle
-  // the other members open them with.
-  static Status allocate(size_t slotBytes, std::unique_ptr<DeviceSlots>* out, char handle[kIpcHandleBytes]);
-  // Maps the other members' slots: handles[j] is member j's (this member's own is skipped).
-  Status open(const std::vector<std::vector<char>>& handles, int me);
+  // Collective over the team: each member allocates its slots (2 x slotBytes of device memory on
+  // the current device), the members exchange their CUDA IPC handles through the team's control
+  // segment, and each maps the others'. An error when any member failed; `out` is then set only if
+  // this member mapped some peer's slots (release() unmaps them).
+  static Status setUp(NodeTeam& team, size_t slotBytes, double timeoutSeconds, std::unique_ptr<DeviceSlots>* out);
 
   // Base of member j's slots in this process.
   const std::vector<char*>& bases() const { return bases_; }
@@ -35,6 +35,10 @@ class DeviceSlots {
 
  private:
   DeviceSlots() = default;
+  static Status allocate(size_t slotBytes, std::unique_ptr<DeviceSlots>* out, char handle[kIpcHandleBytes]);
+  // Maps the other members' slots: handles[j] is member j's (this member's own is skipped).
+  Status open(const std::vector<std::vector<char>>& handles, int me);
+
   void* own_ = nullptr;
   int me_ = 0;
   size_t slotBytes_ = 0;

@@ -41,6 +41,7 @@ struct alignas(128) NodeTeam::Control {
   std::atomic<uint64_t> consumed;        // last round this member finished reading
   std::atomic<uint64_t> dataGeneration;  // data segment generation this member has mapped
   std::atomic<int64_t> pid;
+  char mailbox[NodeTeam::kMailboxBytes];  // exchange(): written before a barrier, read after it
 };
 
 struct NodeTeam::Header {
@@ -266,6 +267,19 @@ Status NodeTeam::barrier(Clock::time_point deadline, const char* what) {
   const double timeout = std::chrono::duration<double>(deadline - Clock::now()).count();
   return waitUntil(options_.spinIterations, [&] { return h->barrierSense.load(std::memory_order_acquire) == sense; }, timeout, nullptr, nullptr,
                    [&] { return strformat("the node barrier (%s): %d members", what, members_); });
+}
+
+Status NodeTeam::exchange(const void* mine, size_t bytes, void* all, double timeoutSeconds) {
+  STRATA_REQUIRE(bytes <= kMailboxBytes, strataInternalError, "node team exchange of %zu bytes (at most %zu)", bytes,
+                 kMailboxBytes);
+  auto* ctl = reinterpret_cast<Control*>(static_cast<char*>(control_.data()) + kHeaderBytes);
+  const auto deadline =
+      Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeoutSeconds));
+  std::memcpy(ctl[me_].mailbox, mine, bytes);
+  STRATA_CHECK(barrier(deadline, "exchange: every member wrote its mailbox"));
+  for (int j = 0; j < members_; ++j) std::memcpy(static_cast<char*>(all) + static_cast<size_t>(j) * bytes, ctl[j].mailbox, bytes);
+  // Nobody writes its mailbox again before every member has read it.
+  return barrier(deadline, "exchange: every member read the mailboxes");
 }
 
 Status NodeTeam::ensureSlotBytes(size_t bytes, const NodeOpCall& call) {

@@ -69,6 +69,11 @@ class NodeTeam final : public NodeOpRunner {
   // Sense-reversing barrier over the shared control segment, bounded by `deadline`.
   Status barrier(std::chrono::steady_clock::time_point deadline, const char* what);
 
+  // Every member's `bytes` (at most kMailboxBytes) from `mine`, in member order into `all`, through
+  // the control segment. Collective over the team, bounded by `timeoutSeconds`.
+  static constexpr size_t kMailboxBytes = 128;
+  Status exchange(const void* mine, size_t bytes, void* all, double timeoutSeconds);
+
   // Device buffers over CUDA IPC: every member's two device slots of `slotBytes`, mapped into this
   // process (index = team member; intra_node/device_slots.h owns them). Empty `bases` detaches.
   void attachDeviceSlots(std::vector<char*> bases, size_t slotBytes);

@@ -32,6 +32,9 @@ command -v g++ >/dev/null || missing+=(g++)
 command -v ninja >/dev/null || missing+=(ninja-build)
 command -v pkg-config >/dev/null || missing+=(pkg-config)
 [ -e /usr/include/gtest/gtest.h ] || [ -e /usr/local/include/gtest/gtest.h ] || missing+=(libgtest-dev)
+# mpi4py's test suite through the MPI face (tests/mpi4py) builds mpi4py with Debian's Python.
+[ -x /usr/bin/python3 ] && /usr/bin/python3 -c 'import venv, ensurepip' 2>/dev/null || missing+=(python3-venv)
+ls /usr/include/python3*/Python.h >/dev/null 2>&1 || missing+=(python3-dev)
 if [ ${#missing[@]} -gt 0 ]; then
   log "installing: ${missing[*]}"
   as_root apt-get update -qq
@@ -79,4 +82,13 @@ fi
 log "running the tests"
 start=$(date +%s)
 ctest --preset default -j "$jobs" "${ctest_args[@]}"
+log "ctest passed in $(( $(date +%s) - start )) s"
+
+# ---- 4. A third-party suite through the MPI face -------------------------------------------
+# mpi4py's collective tests with and without libstrata_mpi.so (built once per machine, then
+# reused). Only in a full run; STRATA_SKIP_MPI4PY=1 skips it.
+if [ ${#ctest_args[@]} -eq 0 ] && [ "${STRATA_SKIP_MPI4PY:-0}" != 1 ]; then
+  log "running mpi4py's collective tests through the MPI face"
+  tests/mpi4py/mpi4py_suite.sh build
+fi
 log "all tests passed in $(( $(date +%s) - start )) s"

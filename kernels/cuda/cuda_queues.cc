@@ -92,14 +92,15 @@ class CudaQueues final : public DeviceRuntime {
   }
 
  private:
-  // Pinned host or device memory of at least `bytes` (power-of-two sizes, so a growing call
-  // sequence reallocates a few times at most). Only between runs: nothing in flight uses it.
+  // Pinned host memory of `bytes` (the staging pool: its size is fixed) or device memory of at
+  // least `bytes` (power-of-two sizes, so a growing call sequence reallocates a few times at
+  // most). Only between runs: nothing in flight uses it.
   static Status grow(size_t bytes, void** ptr, size_t* have, bool pinnedHost) {
     if (*have >= bytes || bytes == 0) return Status::Ok();
     if (*ptr != nullptr) pinnedHost ? cudaFreeHost(*ptr) : cudaFree(*ptr);
     *ptr = nullptr;
     *have = 0;
-    const size_t want = roundUpPow2(bytes);
+    const size_t want = pinnedHost ? bytes : roundUpPow2(bytes);
     STRATA_CHECK(pinnedHost ? cudaCheck(cudaHostAlloc(ptr, want, cudaHostAllocPortable), "cudaHostAlloc (pinned staging)", STRATA_WHERE)
                             : cudaCheck(cudaMalloc(ptr, want), "cudaMalloc (device scratch)", STRATA_WHERE));
     *have = want;

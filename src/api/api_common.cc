@@ -116,15 +116,19 @@ Status validate(strataComm* comm, CollectiveArgs* a, const void* send, const voi
   }
   const bool haveSend = sendUse.used && sendUse.elems > 0;
   const bool haveRecv = recvUse.used && recvUse.elems > 0;
-  // Memory spaces: one per call.
-  const MemorySpace sendSpace = haveSend ? classifyPointer(send) : MemorySpace::kHost;
-  const MemorySpace recvSpace = haveRecv ? classifyPointer(recv) : MemorySpace::kHost;
-  if (haveSend && haveRecv && sendSpace != recvSpace) {
+  // Memory spaces: one per call. A significant buffer says where the call runs even when this rank
+  // has no elements in it (a v-variant's zero count): the rank still joins its peers' plan, which
+  // is built for their memory space (src/core/plan_agreement.h refuses a rank whose space differs).
+  const bool spacedSend = sendUse.used && send != nullptr;
+  const bool spacedRecv = recvUse.used && recv != nullptr;
+  const MemorySpace sendSpace = spacedSend ? classifyPointer(send) : MemorySpace::kHost;
+  const MemorySpace recvSpace = spacedRecv ? classifyPointer(recv) : MemorySpace::kHost;
+  if (spacedSend && spacedRecv && sendSpace != recvSpace) {
     return makeStatus(strataInvalidArgument, "sendbuff is %s memory but recvbuff is %s memory (one space per call)",
                       memorySpaceName(sendSpace), memorySpaceName(recvSpace));
   }
   // Device buffers take the device path (src/core/device_path.h).
-  a->device = (haveSend && sendSpace == MemorySpace::kDevice) || (haveRecv && recvSpace == MemorySpace::kDevice);
+  a->device = (spacedSend && sendSpace == MemorySpace::kDevice) || (spacedRecv && recvSpace == MemorySpace::kDevice);
   // In place, or disjoint.
   a->inPlace = false;
   if (haveSend && haveRecv) {

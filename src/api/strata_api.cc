@@ -98,6 +98,11 @@ strataResult_t strataCommUserRank(strataComm_t comm, int* rank) {
   return strata::api::finish(comm, "strataCommUserRank", s);
 }
 
+const char* strataCommLastAlgorithm(strataComm_t comm) {
+  if (!strata::api::checkComm(comm).ok()) return "";
+  return comm->lastAlgorithm.c_str();
+}
+
 const char* strataGetErrorString(strataResult_t result) { return strata::resultString(result); }
 
 const char* strataGetLastError(strataComm_t comm) {

@@ -4,7 +4,9 @@
 #include "kernels/plan/plan_builder.h"
 #include "src/core/device_path.h"
 #include "src/core/memory_space.h"
-#include "src/tuning/tuner.h"
+#include "src/core/native_runner.h"
+#include "src/core/plan_agreement.h"
+#include "src/tuning/tuner.h"  // kNativeAlgorithm
 
 namespace strata {
 
@@ -60,8 +62,13 @@ Status planFor(strataComm* comm, const CollectiveArgs& args, std::shared_ptr<Cac
   // instead of being swapped for another.
   in.nodeTeam = comm->nodeTeam != nullptr && (!args.device || comm->deviceNodeTeam);
   in.hostProcesses = comm->hostProcesses;
+  in.native = nativeSupports(args) && (comm->config.mpiNative || comm->config.forcedFor(args.coll) == kNativeAlgorithm);
   Candidate choice;
-  STRATA_CHECK(selectAlgorithm(in, &choice));
+  // Every rank takes part in the agreement, a rank whose selection failed too (its peers learn of it).
+  const Status selected = selectAlgorithm(in, &choice);
+  const Status agreed = agreeOnPlan(comm, args, selected.ok() ? choice.name : std::string());
+  STRATA_CHECK(selected);
+  STRATA_CHECK(agreed);
   auto cached = std::make_shared<CachedPlan>();
   cached->plan.algorithm = choice.name;
   cached->plan.divisor = comm->size;
@@ -94,6 +101,15 @@ Status runCollective(strataComm* comm, const CollectiveArgs& args, const void* s
   Status s = planFor(comm, args, &cached);
   if (!s.ok()) return s.withContext(strformat("%s #%llu", collectiveName(args.coll), seq));
   const Plan& plan = cached->plan;
+  comm->lastAlgorithm = plan.algorithm;
+  if (plan.algorithm == kNativeAlgorithm) {
+    s = runNative(comm, args, send, recv);
+    if (!s.ok()) {
+      s.withContext(strformat("%s #%llu (native)", collectiveName(args.coll), seq));
+      comm->fatal = s;  // the MPI library's collective failed part-way: messages may be in flight
+    }
+    return s;
+  }
 
   Bindings bind;
   bind.send = send;

@@ -22,7 +22,7 @@ std::set<strataComm_t>& registry() {
 }
 
 void freeComms(strataComm* c) {
-  for (MPI_Comm* m : {&c->laneComm, &c->nodeComm, &c->comm}) {
+  for (MPI_Comm* m : {&c->agreeComm, &c->laneComm, &c->nodeComm, &c->comm}) {
     if (*m != MPI_COMM_NULL) MPI_Comm_free(m);
   }
 }
@@ -190,6 +190,8 @@ Status createComm(MPI_Comm mpiComm, const strataConfig_t* userConfig, strataComm
                       STRATA_CHECK_MPI(MPI_Comm_dup(mpiComm, &c->comm));
                       // Errors come back as codes, so they can be reported instead of aborting the job.
                       STRATA_CHECK_MPI(MPI_Comm_set_errhandler(c->comm, MPI_ERRORS_RETURN));
+                      // Its own context: the agreement's collective cannot meet a progress thread's messages.
+                      STRATA_CHECK_MPI(MPI_Comm_dup(c->comm, &c->agreeComm));
                       STRATA_CHECK_MPI(MPI_Comm_rank(c->comm, &c->rank));
                       STRATA_CHECK_MPI(MPI_Comm_size(c->comm, &c->size));
                       int* ub = nullptr;

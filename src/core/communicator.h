@@ -10,6 +10,7 @@
 #include <mutex>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "inter_node/executor.h"
 #include "intra_node/node_team.h"
@@ -75,6 +76,7 @@ struct strataComm {
   MPI_Comm comm = MPI_COMM_NULL;      // our duplicate: no tag can clash with the caller's traffic
   MPI_Comm nodeComm = MPI_COMM_NULL;  // the node team
   MPI_Comm laneComm = MPI_COMM_NULL;  // the lane
+  MPI_Comm agreeComm = MPI_COMM_NULL; // the ranks' plan agreement (src/core/plan_agreement.h)
   int rank = 0;
   int size = 1;
   int tagUpperBound = 32767;
@@ -85,6 +87,8 @@ struct strataComm {
   strata::LevelCosts deviceCosts;  // the levels as device buffers see them (deviceCostParams)
 
   std::unordered_map<strata::PlanKey, std::shared_ptr<strata::CachedPlan>, strata::PlanKeyHash> plans;
+  std::unordered_set<uint64_t> agreedCalls;         // call shapes the ranks agreed on (plan_agreement.h)
+  std::string lastAlgorithm;                        // of the last collective (strataCommLastAlgorithm)
   strata::PlanKey lastKey;                          // the last call's plan, checked first
   std::shared_ptr<strata::CachedPlan> lastPlan;
   strata::Executor executor;

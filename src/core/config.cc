@@ -111,6 +111,11 @@ Status resolveConfig(const strataConfig_t* user, Config* out) {
     c.timeoutSeconds = t;
   }
   // Algorithm.
+  c.mpiNative = user != nullptr && user->mpiNative == 1;
+  if (!c.mpiNative) {
+    const char* env = std::getenv("STRATA_MPI_NATIVE");
+    c.mpiNative = env != nullptr && std::atoi(env) > 0;
+  }
   if (user != nullptr && user->algorithm != nullptr) {
     STRATA_CHECK(parseAlgorithmSpec(user->algorithm, &c.forcedAlgorithm));
   } else {

@@ -25,6 +25,7 @@ struct Config {
   std::map<std::string, std::string> forcedAlgorithm;
   size_t maxMessageBytes = size_t{1} << 30;
   std::string topoFile;  // calibrated cost parameters (STRATA_TOPO_FILE)
+  bool mpiNative = false;  // the MPI library's own collective is a candidate (src/core/native_runner.h)
 
   // The forced algorithm of a collective, or "" for the tuner's choice.
   std::string forcedFor(Collective c) const;

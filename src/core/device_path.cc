@@ -5,20 +5,19 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstdlib>
 #include <cstring>
-#include <deque>
 #include <memory>
 #include <mutex>
-#include <thread>
 #include <vector>
 
+#include "kernels/common/env.h"
 #include "kernels/common/log.h"
 #include "intra_node/node_team.h"
 #include "inter_node/mpi_check.h"
 #include "src/core/collective_runner.h"
 #include "src/core/memory_space.h"
+#include "src/core/progress_thread.h"
 
 #ifdef STRATA_HAVE_CUDA
 #include <cuda_runtime.h>
@@ -40,45 +39,20 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-size_t envBytes(const char* name) {
-  const char* e = std::getenv(name);
-  if (e == nullptr || *e == '\0') return 0;
-  char* end = nullptr;
-  double v = std::strtod(e, &end);
-  if (end != nullptr && (*end == 'K' || *end == 'k')) v *= 1024;
-  if (end != nullptr && (*end == 'M' || *end == 'm')) v *= 1024 * 1024;
-  return v > 0 ? static_cast<size_t>(v) : 0;
-}
-
 }  // namespace
 
 class DevicePath {
  public:
-  struct Work {
-    std::shared_ptr<CachedPlan> plan;
-    const void* send = nullptr;
-    void* recv = nullptr;
-    unsigned long long seq = 0;
-    uint32_t ticket = 0;
-    void* ready = nullptr;  // cudaEvent_t recorded on the caller's stream
-  };
-
   std::unique_ptr<DeviceRuntime> queues;
   Executor executor;
   int device = -1;
   bool async = false;
   bool awareMpi = false;
-  size_t stageChunk = 0;  // STRATA_STAGE_CHUNK (bytes; must be the same on every rank)
+  StagingPool staging;  // STRATA_STAGE_CHUNK and STRATA_STAGE_SLOTS (must be the same on every rank)
 
-  std::thread thread;
-  std::mutex mutex;
-  std::condition_variable cv;
-  std::deque<Work> queue;
-  bool stop = false;
-  uint32_t enqueued = 0;               // tickets handed out (API thread)
-  std::atomic<uint32_t> completed{0};  // tickets written (progress thread)
-  Status error;                        // the first error of queued work (under mutex)
-  std::vector<void*> freeEvents;       // under mutex
+  ProgressThread progress;        // runs queued collectives when async
+  std::mutex eventsMutex;
+  std::vector<void*> freeEvents;  // cudaEvent_t for callers' streams, reused (under eventsMutex)
 #ifdef STRATA_HAVE_CUDA
   StreamGate gate;                     // holds callers' streams until their tickets are written
   std::unique_ptr<DeviceSlots> slots;  // the node team's IPC slots, when the team has them
@@ -109,7 +83,7 @@ Status runPlan(strataComm* comm, DevicePath& dp, const CachedPlan& cached, const
   ctx.phaseTimes = dp.async ? nullptr : comm->phaseTimes;
   ctx.device = dp.queues.get();
   ctx.deviceAwareMpi = dp.awareMpi;
-  ctx.stageChunkBytes = dp.stageChunk;
+  ctx.staging = dp.staging;
   return dp.executor.run(plan, bind, ctx);
 }
 
@@ -131,36 +105,15 @@ std::vector<DevicePath*>& livePaths() {  // under allocationGate()
   return *v;
 }
 
-// Waits (bounded) until `dp`'s progress thread has written every ticket handed out.
-Status waitQueued(DevicePath& dp, double timeoutSeconds, const std::atomic<bool>* abortFlag) {
-  if (!dp.async) return Status::Ok();
-  const auto start = Clock::now();
-  for (unsigned polls = 0; dp.completed.load(std::memory_order_acquire) != dp.enqueued; ++polls) {
-    if ((polls & 63) == 63) {
-      const double waited = std::chrono::duration<double>(Clock::now() - start).count();
-      // The progress thread's every wait is bounded by the timeout; allow it that plus a margin.
-      if (waited > timeoutSeconds + 10) {
-        return makeStatus(strataTimeout, "timed out after %.1f s waiting for %u queued device collectives", waited,
-                          dp.enqueued - dp.completed.load());
-      }
-      if (abortFlag != nullptr && abortFlag->load()) {
-        return makeStatus(strataInvalidUsage, "the communicator was aborted while its device collectives drained");
-      }
-    }
-    sched_yield();
-  }
-  return Status::Ok();
-}
-
 // With the allocation gate held: no stream of the process waits for a ticket afterwards.
 Status quiesceAllPaths(double timeoutSeconds) {
-  for (DevicePath* p : livePaths()) STRATA_CHECK(waitQueued(*p, timeoutSeconds, nullptr));
+  for (DevicePath* p : livePaths()) STRATA_CHECK(p->progress.drain(timeoutSeconds, nullptr));
   return Status::Ok();
 }
 
 // With the allocation gate held: the staging and scratch hold a run of `cached`.
 Status reserveFor(strataComm* comm, DevicePath& dp, const CachedPlan& cached) {
-  const size_t staging = dp.awareMpi ? 0 : stagingLayout(cached.plan, cached.args.type, nullptr);
+  const size_t staging = dp.awareMpi || !hasMessages(cached.plan) ? 0 : dp.staging.bytes();
   const size_t scratch = cached.plan.scratchCount * cached.args.elemSize();
   if (dp.queues->fits(staging, scratch)) return Status::Ok();
   STRATA_CHECK(quiesceAllPaths(comm->config.timeoutSeconds));
@@ -176,70 +129,18 @@ bool askMpiCudaAware(int configured) {
 #endif
 }
 
-void progressLoop(strataComm* comm, DevicePath* dp) {
-  cudaSetDevice(dp->device);
-  for (;;) {
-    DevicePath::Work w;
-    bool skip = false;
-    {
-      std::unique_lock<std::mutex> lock(dp->mutex);
-      dp->cv.wait(lock, [&] { return dp->stop || !dp->queue.empty(); });
-      if (dp->queue.empty()) return;
-      w = std::move(dp->queue.front());
-      dp->queue.pop_front();
-      skip = !dp->error.ok();
-    }
-    Status s;
-    if (comm->aborted.load()) {
-      s = makeStatus(strataInvalidUsage, "the communicator was aborted before this collective ran");
-    } else if (!skip) {
-      s = waitForEvent(static_cast<cudaEvent_t>(w.ready), comm->config.timeoutSeconds,
-                       "the work queued before it on the caller's stream", &comm->aborted);
-      if (s.ok()) s = runPlan(comm, *dp, *w.plan, w.send, w.recv, w.seq);
-      if (!s.ok()) s.withContext(strformat("%s #%llu", collectiveName(w.plan->args.coll), w.seq));
-    }
-    {
-      std::lock_guard<std::mutex> lock(dp->mutex);
-      dp->freeEvents.push_back(w.ready);
-      if (!s.ok()) dp->error.update(s);
-    }
-    // Release the caller's stream, whatever happened: a waiting stream must never hang.
-    dp->gate.release(w.ticket);
-    dp->completed.store(w.ticket, std::memory_order_release);
-    dp->cv.notify_all();
-  }
-}
-
-// Device slots for the node team (intra_node/device_slots.h): each member allocates its slots, the
-// members exchange CUDA IPC handles over the node's communicator and map each other's. Collective
-// over the communicator; comm->deviceNodeTeam says whether every rank succeeded (else no rank uses
-// device node ops).
+// Device slots for the node team (intra_node/device_slots.h), set up through the team itself;
+// comm->deviceNodeTeam then says whether every rank of the communicator has them (else no rank uses
+// device node ops, so all ranks choose among the same algorithms).
 Status setUpIpcSlots(strataComm* comm, DevicePath& dp) {
   comm->deviceNodeTeam = false;
   NodeTeam& team = *comm->nodeTeam;
-  const int n = team.size(), me = team.me();
   size_t slotBytes = envBytes("STRATA_DEVICE_SLOT");
   if (slotBytes == 0) slotBytes = size_t{16} << 20;  // a 256 MiB allreduce then takes 16 rounds on 2 ranks
   slotBytes = (slotBytes + 255) & ~size_t{255};
-  struct Entry {
-    char handle[kIpcHandleBytes];
-    int ok;
-  };
-  Entry mine{};
   std::unique_ptr<DeviceSlots> slots;
-  Status s = DeviceSlots::allocate(slotBytes, &slots, mine.handle);
-  mine.ok = s.ok() ? 1 : 0;
-  std::vector<Entry> all(static_cast<size_t>(n));
-  STRATA_CHECK_MPI(MPI_Allgather(&mine, sizeof(Entry), MPI_BYTE, all.data(), sizeof(Entry), MPI_BYTE, comm->nodeComm));
-  bool good = s.ok();
-  for (const Entry& e : all) good &= e.ok == 1;
-  if (good) {
-    std::vector<std::vector<char>> handles(static_cast<size_t>(n));
-    for (int j = 0; j < n; ++j) handles[static_cast<size_t>(j)].assign(all[static_cast<size_t>(j)].handle, all[static_cast<size_t>(j)].handle + kIpcHandleBytes);
-    s = slots->open(handles, me);
-    good = s.ok();
-  }
-  int mineOk = good ? 1 : 0, allOk = 0;
+  const Status s = DeviceSlots::setUp(team, slotBytes, comm->config.timeoutSeconds, &slots);
+  int mineOk = s.ok() ? 1 : 0, allOk = 0;
   STRATA_CHECK_MPI(MPI_Allreduce(&mineOk, &allOk, 1, MPI_INT, MPI_MIN, comm->comm));
   if (allOk != 1) {
     // Nobody uses them: each closes what it opened and frees its own after the team's barrier.
@@ -291,7 +192,7 @@ Status ensurePath(strataComm* comm, int device, DevicePath** out) {
   STRATA_CHECK(quiesceAllPaths(comm->config.timeoutSeconds));
   auto path = std::make_unique<DevicePath>();
   path->device = device;
-  path->stageChunk = envBytes("STRATA_STAGE_CHUNK");
+  path->staging = StagingPool::fromEnvironment();
   STRATA_CHECK(makeCudaQueues(device, comm->config.timeoutSeconds, &path->queues));
   if (comm->nodeTeam != nullptr) STRATA_CHECK(setUpIpcSlots(comm, *path));
   path->awareMpi = askMpiCudaAware(comm->config.cudaAwareMpi);
@@ -301,7 +202,9 @@ Status ensurePath(strataComm* comm, int device, DevicePath** out) {
   path->async = level == MPI_THREAD_MULTIPLE && !(sync != nullptr && std::atoi(sync) > 0);
   if (path->async) {
     STRATA_CHECK(path->gate.init());
-    path->thread = std::thread(progressLoop, comm, path.get());
+    DevicePath* raw = path.get();
+    path->progress.start([device] { cudaSetDevice(device); }, [raw](uint32_t ticket) { raw->gate.release(ticket); },
+                         &comm->aborted);
   }
   STRATA_INFO("device collectives on device %d: %s, MPI %s", device,
               path->async ? "asynchronous (progress thread)" : "synchronous (MPI is not MPI_THREAD_MULTIPLE)",
@@ -315,34 +218,31 @@ Status ensurePath(strataComm* comm, int device, DevicePath** out) {
 // Queues the collective for the progress thread and makes `stream` wait for its ticket.
 Status enqueueOnStream(strataComm* comm, DevicePath& dp, std::shared_ptr<CachedPlan> cached, const void* send,
                        void* recv, unsigned long long seq, cudaStream_t stream) {
-  DevicePath::Work w;
-  w.plan = std::move(cached);
-  w.send = send;
-  w.recv = recv;
-  w.seq = seq;
+  cudaEvent_t ready = nullptr;
   {
-    std::lock_guard<std::mutex> lock(dp.mutex);
+    std::lock_guard<std::mutex> lock(dp.eventsMutex);
     if (!dp.freeEvents.empty()) {
-      w.ready = dp.freeEvents.back();
+      ready = static_cast<cudaEvent_t>(dp.freeEvents.back());
       dp.freeEvents.pop_back();
     }
   }
-  if (w.ready == nullptr) {
-    cudaEvent_t e = nullptr;
-    STRATA_CHECK_CUDA(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
-    w.ready = e;
-  }
-  STRATA_CHECK_CUDA(cudaEventRecord(static_cast<cudaEvent_t>(w.ready), stream));
-  const uint32_t ticket = dp.enqueued + 1;
-  w.ticket = ticket;
+  if (ready == nullptr) STRATA_CHECK_CUDA(cudaEventCreateWithFlags(&ready, cudaEventDisableTiming));
+  STRATA_CHECK_CUDA(cudaEventRecord(ready, stream));
+  ProgressThread::Job job;
+  job.run = [comm, &dp, cached = std::move(cached), send, recv, seq, ready]() {
+    Status s = waitForEvent(ready, comm->config.timeoutSeconds, "the work queued before it on the caller's stream",
+                            &comm->aborted);
+    if (s.ok()) s = runPlan(comm, dp, *cached, send, recv, seq);
+    if (!s.ok()) s.withContext(strformat("%s #%llu", collectiveName(cached->args.coll), seq));
+    return s;
+  };
+  job.finish = [&dp, ready]() {
+    std::lock_guard<std::mutex> lock(dp.eventsMutex);
+    dp.freeEvents.push_back(ready);
+  };
   // The work is handed over before the stream is made to wait: under CUDA_LAUNCH_BLOCKING=1 the
   // fallback wait kernel's launch returns only once the ticket is written.
-  dp.enqueued = ticket;
-  {
-    std::lock_guard<std::mutex> lock(dp.mutex);
-    dp.queue.push_back(std::move(w));
-  }
-  dp.cv.notify_all();
+  const uint32_t ticket = dp.progress.push(std::move(job));
   // Work enqueued on `stream` after this call waits until the progress thread writes the ticket;
   // the fallback kernel's bound lies beyond the progress thread's own, so it fires only when that
   // thread is stuck.
@@ -370,11 +270,7 @@ Status runDeviceCollective(strataComm* comm, const CollectiveArgs& args, const v
   STRATA_CHECK(ensurePath(comm, device, &dp));
   if (dp->async) {
     // An earlier queued collective's failure is reported here, not waited for.
-    Status earlier;
-    {
-      std::lock_guard<std::mutex> lock(dp->mutex);
-      earlier = dp->error;
-    }
+    const Status earlier = dp->progress.firstError();
     if (!earlier.ok()) {
       comm->fatal = Status(earlier.code(), "a device collective failed: " + earlier.message());
       return comm->fatal;
@@ -384,6 +280,7 @@ Status runDeviceCollective(strataComm* comm, const CollectiveArgs& args, const v
   std::shared_ptr<CachedPlan> cached;
   Status s = planFor(comm, args, &cached);
   if (!s.ok()) return s.withContext(strformat("%s #%llu", collectiveName(args.coll), seq));
+  comm->lastAlgorithm = cached->plan.algorithm;
   STRATA_CHECK(reserveFor(comm, *dp, *cached));
   if (dp->async) return enqueueOnStream(comm, *dp, std::move(cached), send, recv, seq, stream);
   allocating.unlock();
@@ -400,13 +297,9 @@ Status drainDevicePath(strataComm* comm) {
   DevicePath* dp = comm->devicePath;
   if (dp == nullptr) return Status::Ok();
 #ifdef STRATA_HAVE_CUDA
-  STRATA_CHECK(waitQueued(*dp, comm->config.timeoutSeconds, nullptr));
+  STRATA_CHECK(dp->progress.drain(comm->config.timeoutSeconds, nullptr));
 #endif
-  Status error;
-  {
-    std::lock_guard<std::mutex> lock(dp->mutex);
-    error = dp->error;
-  }
+  Status error = dp->progress.firstError();
 #ifdef STRATA_HAVE_CUDA
   if (dp->gate.timedOut()) {
     error.update(makeStatus(strataTimeout, "a stream's wait for a device collective timed out on the device"));
@@ -422,14 +315,7 @@ Status drainDevicePath(strataComm* comm) {
 void stopDevicePath(strataComm* comm) {
   DevicePath* dp = comm->devicePath;
   if (dp == nullptr) return;
-  if (dp->thread.joinable()) {
-    {
-      std::lock_guard<std::mutex> lock(dp->mutex);
-      dp->stop = true;
-    }
-    dp->cv.notify_all();
-    dp->thread.join();  // the queue drains first: every ticket is written, every stream released
-  }
+  dp->progress.stop();  // the queue drains first: every ticket is written, every stream released
 #ifdef STRATA_HAVE_CUDA
   std::lock_guard<std::mutex> allocating(allocationGate());
   auto& live = livePaths();

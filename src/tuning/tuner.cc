@@ -1,5 +1,7 @@
 #include "src/tuning/tuner.h"
 
+#include <algorithm>
+
 #include "hierarchy/composition.h"
 #include "inter_node/algorithms/algorithm.h"
 
@@ -48,6 +50,29 @@ std::vector<Candidate> candidatesFor(const TunerInput& in, std::vector<std::stri
     const Topology topo = *in.topology;
     c.build = [h, args, topo, costs](PlanBuilder& b) { h->build(b, args, topo, costs); };
     out.push_back(std::move(c));
+  }
+  if (in.native) {
+    // The MPI library runs flat algorithms over the same network: priced as the best of Strata's
+    // flat ones on the calibrated flat level, it wins every tie (it has no plan to run).
+    double best = -1;
+    const std::vector<const FlatAlgorithm*> flats = flatAlgorithmsFor(args.coll);
+    for (const Candidate& c : out) {
+      const bool flat =
+          std::any_of(flats.begin(), flats.end(), [&](const FlatAlgorithm* f) { return c.name == f->name; });
+      if (flat && c.automatic && (best < 0 || c.predictedSeconds < best)) best = c.predictedSeconds;
+    }
+    if (best >= 0) {
+      Candidate c;
+      c.name = kNativeAlgorithm;
+      c.predictedSeconds = best;
+      c.build = [](PlanBuilder&) {};
+      out.insert(out.begin(), std::move(c));  // first: the selection keeps the first of equals
+    } else if (rejected) {
+      rejected->push_back(std::string(kNativeAlgorithm) + ": no flat algorithm to price it by");
+    }
+  } else if (rejected) {
+    rejected->push_back(std::string(kNativeAlgorithm) +
+                        ": not enabled (STRATA_MPI_NATIVE), device buffers, or a type, op or collective MPI lacks");
   }
   return out;
 }

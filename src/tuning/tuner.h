@@ -17,6 +17,9 @@
 
 namespace strata {
 
+// The name of the MPI library's own collective as a candidate.
+constexpr const char* kNativeAlgorithm = "native";
+
 struct Candidate {
   std::string name;
   double predictedSeconds = 0;
@@ -31,6 +34,8 @@ struct TunerInput {
   const Config* config = nullptr;
   bool nodeTeam = false;  // compositions need the node team's shared memory
   int hostProcesses = 1;  // the most processes of the communicator on one host (the cache term)
+  // The MPI library's own collective is a candidate ("native"; the caller checked it can run it).
+  bool native = false;
 };
 
 // Every algorithm that can serve the call, with its prediction; `rejected` gets "name: why" for the
@@ -38,7 +43,8 @@ struct TunerInput {
 std::vector<Candidate> candidatesFor(const TunerInput& in, std::vector<std::string>* rejected);
 // The algorithm to run: the forced one, or the cheapest candidate.
 Status selectAlgorithm(const TunerInput& in, Candidate* out);
-// The names of every algorithm of a collective (for --algo all and error messages).
+// The names of every algorithm of a collective (for --algo all and error messages; "native", the
+// MPI library's own, is not among them).
 std::vector<std::string> algorithmNames(Collective c);
 
 }  // namespace strata

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <mpi.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -311,6 +312,41 @@ TEST_F(DeviceCollectives, CountedBytesOfALargeAllreduce) {
 #endif
 }
 
+// strataCommAbort with a collective queued that cannot complete (no other rank joins it): the
+// caller's stream is released, within the bound, instead of waiting forever.
+TEST_F(DeviceCollectives, AbortWithWorkPendingReleasesTheStream) {
+  if (worldSize() < 2) GTEST_SKIP() << "needs ranks that do not join the collective";
+  const char* sync = std::getenv("STRATA_DEVICE_SYNC");
+  if (sync != nullptr && std::atoi(sync) > 0) GTEST_SKIP() << "the synchronous path runs the call before it returns";
+  // Under CUDA_LAUNCH_BLOCKING=1 the fallback wait kernel's launch returns only once the ticket is
+  // written, so the call itself waits for its peers: nothing is left pending to abort.
+  const char* blocking = std::getenv("CUDA_LAUNCH_BLOCKING");
+  if (blocking != nullptr && std::atoi(blocking) > 0) GTEST_SKIP() << "launches block: the call returns when done";
+  strataConfig_t config = STRATA_CONFIG_INITIALIZER;
+  config.timeoutSeconds = 60;
+  strataComm_t comm = nullptr;
+  ASSERT_EQ(strataCommInitMpi(&comm, MPI_COMM_WORLD, &config), strataSuccess);
+  cudaStream_t stream = nullptr;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
+  const size_t n = 4096;
+  DeviceBytes x(std::vector<float>(n, 1.0f));
+  // Every rank builds (and agrees on) the plan first, so rank 0's second call is only queued.
+  ASSERT_EQ(strataAllReduce(x.ptr(), x.ptr(), n, strataFloat32, strataSum, comm, stream), strataSuccess);
+  ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+  if (worldRank() == 0) {
+    ASSERT_EQ(strataAllReduce(x.ptr(), x.ptr(), n, strataFloat32, strataSum, comm, stream), strataSuccess);
+    EXPECT_EQ(cudaStreamQuery(stream), cudaErrorNotReady) << "the stream waits for the queued collective";
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_EQ(strataCommAbort(comm), strataSuccess) << strataGetLastError(nullptr);
+  EXPECT_EQ(cudaStreamSynchronize(stream), cudaSuccess) << "abort releases the stream";
+  const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_LT(waited, 30.0) << "released within the communicator's bound, not by its timeout";
+  cudaStreamDestroy(stream);
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
 TEST_F(DeviceCollectives, MixedHostAndDeviceBuffersAreRejected) {
   strataComm_t comm = commFor(testShape(), "");
   DeviceBytes d(std::vector<float>(16, 1.0f));
@@ -319,6 +355,27 @@ TEST_F(DeviceCollectives, MixedHostAndDeviceBuffersAreRejected) {
             strataInvalidArgument);
   EXPECT_NE(std::string(strataGetLastError(comm)).find("device memory but recvbuff is host"), std::string::npos)
       << strataGetLastError(comm);
+}
+
+// Rank 0 passes device buffers, the others host buffers, for the same call: each rank would run a
+// plan priced and chunked for its own memory space. Every rank refuses it, and the communicator
+// stays usable for a consistent call afterwards.
+TEST_F(DeviceCollectives, HostOnSomeRanksDeviceOnOthersIsRefused) {
+  if (worldSize() < 2) GTEST_SKIP() << "needs two ranks";
+  strataComm_t comm = commFor(testShape(), "");
+  const size_t n = 1000;
+  DeviceBytes d(std::vector<float>(n, 1.0f));
+  std::vector<float> h(n, 1.0f);
+  float* buf = worldRank() == 0 ? reinterpret_cast<float*>(d.ptr()) : h.data();
+  EXPECT_EQ(strataAllReduce(buf, buf, n, strataFloat32, strataSum, comm, nullptr), strataInvalidUsage);
+  const std::string error = strataGetLastError(comm);
+  EXPECT_NE(error.find("every rank of a call must use the same memory space"), std::string::npos) << error;
+  EXPECT_NE(error.find(worldRank() == 0 ? "passed host buffers" : "passed device buffers"), std::string::npos)
+      << error;
+  // The same call in one memory space then runs.
+  ASSERT_EQ(strataAllReduce(h.data(), h.data(), n, strataFloat32, strataSum, comm, nullptr), strataSuccess)
+      << strataGetLastError(comm);
+  EXPECT_EQ(h[n - 1], static_cast<float>(worldSize()));
 }
 
 }  // namespace

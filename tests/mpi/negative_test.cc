@@ -110,6 +110,27 @@ TEST_F(Negative, UnknownForcedAlgorithmSaysWhatExists) {
   EXPECT_TRUE(recvUntouched());
 }
 
+// Rank 0 forces another algorithm than its peers: every rank refuses the call when it first builds
+// its plan, naming the rank that differs, instead of running plans whose messages do not match.
+TEST_F(Negative, RanksThatChooseDifferentPlansAreRefused) {
+  if (worldSize() < 2) GTEST_SKIP() << "needs two ranks";
+  strataComm_t c = nullptr;
+  strataConfig_t config = STRATA_CONFIG_INITIALIZER;
+  config.algorithm = worldRank() == 0 ? "allreduce=ring" : "allreduce=recursive_doubling";
+  ASSERT_EQ(strataCommInitMpi(&c, MPI_COMM_WORLD, &config), strataSuccess);
+  std::vector<float> x(64, 1.0f), y(64, 0.0f);
+  EXPECT_EQ(strataAllReduce(x.data(), y.data(), x.size(), strataFloat32, strataSum, c, nullptr), strataInvalidUsage);
+  const std::string msg = strataGetLastError(c);
+  EXPECT_TRUE(contains(msg.c_str(), "chose another algorithm")) << msg;
+  EXPECT_TRUE(contains(msg.c_str(), worldRank() == 0 ? "rank 1" : "rank 0")) << msg;
+  EXPECT_EQ(y[0], 0.0f) << "nothing written";
+  // Counts that differ between ranks are named as such.
+  EXPECT_EQ(strataBroadcast(x.data(), x.data(), worldRank() == 0 ? 8 : 9, strataFloat32, 0, comm_, nullptr),
+            strataInvalidUsage);
+  EXPECT_TRUE(contains(strataGetLastError(comm_), "passed count")) << strataGetLastError(comm_);
+  EXPECT_EQ(strataCommDestroy(c), strataSuccess);
+}
+
 TEST_F(Negative, CountZeroIsAValidNoOp) {
   EXPECT_EQ(strataAllReduce(nullptr, nullptr, 0, strataFloat32, strataSum, comm_, nullptr), strataSuccess);
   EXPECT_EQ(strataBroadcast(nullptr, nullptr, 0, strataFloat32, 0, comm_, nullptr), strataSuccess);
@@ -138,11 +159,13 @@ TEST(Timeout, NamesTheCollectiveStepAndPeer) {
   config.algorithm = "allreduce=ring";
   ASSERT_EQ(strataCommInitMpi(&c, MPI_COMM_WORLD, &config), strataSuccess);
   std::vector<float> x(1024, 1.0f), y(1024);
+  // Every rank builds the plan (and agrees on it) in the first call; rank 0 alone makes the second.
+  ASSERT_EQ(strataAllReduce(x.data(), y.data(), x.size(), strataFloat32, strataSum, c, nullptr), strataSuccess);
   if (worldRank() == 0) {
     const strataResult_t rc = strataAllReduce(x.data(), y.data(), x.size(), strataFloat32, strataSum, c, nullptr);
     EXPECT_EQ(rc, strataTimeout);
     const std::string msg = strataGetLastError(c);
-    EXPECT_TRUE(contains(msg.c_str(), "allreduce #1 (ring)")) << msg;
+    EXPECT_TRUE(contains(msg.c_str(), "allreduce #2 (ring)")) << msg;
     EXPECT_TRUE(contains(msg.c_str(), "timed out after")) << msg;
     EXPECT_TRUE(contains(msg.c_str(), "step")) << msg;
     EXPECT_TRUE(contains(msg.c_str(), "from rank") || contains(msg.c_str(), "to rank")) << msg;

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <thread>
 #include <vector>
@@ -71,14 +72,33 @@ TEST(CudaQueues, RunInOrderAndWaitForEachOther) {
 }
 #endif
 
-TEST(StagingChunks, SizeFollowsTheModelWithinBounds) {
-  EXPECT_EQ(stagingChunkBytes(0), size_t{64} << 10);
-  EXPECT_EQ(stagingChunkBytes(1 << 20), size_t{248} << 10);  // sqrt(2^20 * 62500) = 256000, down to 4 KiB
-  const size_t c64 = stagingChunkBytes(size_t{64} << 20);
-  EXPECT_GT(c64, size_t{1} << 20);
-  EXPECT_LT(c64, size_t{4} << 20);
-  EXPECT_EQ(c64 % 4096, 0u);
-  EXPECT_EQ(stagingChunkBytes(size_t{1} << 40), size_t{16} << 20);
+TEST(StagingChunks, SizeFollowsTheModelWithinTheSlot) {
+  const size_t slot = size_t{2} << 20;
+  EXPECT_EQ(stagingChunkBytes(0, slot), size_t{64} << 10);
+  EXPECT_EQ(stagingChunkBytes(1 << 20, slot), size_t{248} << 10);  // sqrt(2^20 * 62500) = 256000, down to 4 KiB
+  const size_t c16 = stagingChunkBytes(size_t{16} << 20, slot);
+  EXPECT_GT(c16, size_t{512} << 10);
+  EXPECT_LT(c16, size_t{1} << 20);
+  EXPECT_EQ(c16 % 4096, 0u);
+  EXPECT_EQ(stagingChunkBytes(size_t{64} << 20, slot), size_t{2048000}) << "sqrt(64 MiB x 62500) = 2 MB";
+  EXPECT_EQ(stagingChunkBytes(size_t{256} << 20, slot), slot) << "4 MB, capped at the slot";
+  EXPECT_EQ(stagingChunkBytes(size_t{1} << 40, slot), slot);
+  EXPECT_EQ(stagingChunkBytes(size_t{1} << 20, 4096), 4096u) << "never beyond a slot, even below 64 KiB";
+}
+
+TEST(StagingChunks, PoolFromTheEnvironment) {
+  setenv("STRATA_STAGE_CHUNK", "5000", 1);
+  setenv("STRATA_STAGE_SLOTS", "3", 1);
+  const StagingPool p = StagingPool::fromEnvironment();
+  unsetenv("STRATA_STAGE_CHUNK");
+  unsetenv("STRATA_STAGE_SLOTS");
+  EXPECT_EQ(p.slotBytes, 8192u) << "rounded up to 4 KiB";
+  EXPECT_EQ(p.slots, 3);
+  EXPECT_TRUE(p.fixedChunks);
+  EXPECT_EQ(p.bytes(), 6u * 8192u) << "as many receive slots as send slots";
+  const StagingPool d = StagingPool::fromEnvironment();
+  EXPECT_FALSE(d.fixedChunks);
+  EXPECT_EQ(d.bytes(), 16u * (size_t{2} << 20));
 }
 
 }  // namespace

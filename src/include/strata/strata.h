@@ -88,8 +88,10 @@ typedef struct {
   int cudaAwareMpi;      /* -1: ask MPI; 0: stage through host; 1: pass device pointers */
   double timeoutSeconds; /* bound on every wait; 0: default */
   const char* algorithm; /* NULL: tuner; else a name, as STRATA_ALGO */
+  int mpiNative;         /* 1: the MPI library's own collective ("native") is a candidate of the tuner
+                            (host buffers); 0: as STRATA_MPI_NATIVE (default off; the MPI face turns it on) */
 } strataConfig_t;
-#define STRATA_CONFIG_INITIALIZER { 0, -1, 0.0, NULL }
+#define STRATA_CONFIG_INITIALIZER { 0, -1, 0.0, NULL, 0 }
 
 /* Communicator. strataCommInitMpi is collective over mpiComm; the MPI communicator is duplicated,
  * so the caller may free it afterwards. strataCommDestroy is collective and waits for pending work;
@@ -102,6 +104,8 @@ strataResult_t strataCommUserRank(strataComm_t comm, int* rank);
 const char* strataGetErrorString(strataResult_t result);
 /* The last error on comm (what, where); for a NULL or destroyed comm, the calling thread's last error. */
 const char* strataGetLastError(strataComm_t comm);
+/* The algorithm comm's last collective ran ("ring", "leader", "native", ...; "" before the first). */
+const char* strataCommLastAlgorithm(strataComm_t comm);
 
 /* Collectives. In-place as NCCL: sendbuff == recvbuff, and for allgather/gather/reduce-scatter/scatter
  * the rank's own slice of the larger buffer. Blocks are laid out in rank order. */

@@ -1,0 +1,125 @@
+// StagingPipeline: the messages of a plan on device buffers, through an MPI that cannot read device
+// memory, in chunks that pass through a fixed pool of pinned host slots (DESIGN.md "MPI and device
+// buffers"; 002, "Pipelining").
+//
+// A send's chunks each take a free send slot, are copied device-to-host on the to-host queue and
+// are sent as soon as their copy completes; the slot is free again when the send completes. A
+// receive's chunks each take a free receive slot only once the chunk has arrived (MPI_Improbe,
+// then MPI_Imrecv into the slot) and are copied host-to-device on the to-device queue; the slot is
+// free again when that copy completes. Chunk k+1 is copied while chunk k is on the wire and while
+// the compute queue reduces what arrived before.
+//
+// Why a fixed pool cannot deadlock: a receive slot holds only data already on this host, and
+// frees by local device work alone, so a chunk a receiver has started to receive always lands. A
+// send slot frees when its receiver takes the chunk, which it does once its receive step is ready;
+// sends take slots in the order their steps became ready, and a plan never makes a receive wait
+// for a later message from the same sender. The executor keeps the pipeline moving while it waits
+// in a node op, so a peer waiting for this rank's chunks is never left waiting behind a node op.
+#pragma once
+
+#include <mpi.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <utility>
+#include <vector>
+
+#include "kernels/common/status.h"
+#include "kernels/device_runtime.h"
+#include "kernels/plan/plan.h"
+
+namespace strata {
+
+// The pool's shape: `slots` send slots and as many receive slots, `slotBytes` each. The same on
+// every rank (a message is cut into chunks of at most slotBytes, and both ends must cut alike).
+struct StagingPool {
+  size_t slotBytes = size_t{2} << 20;
+  int slots = 8;
+  bool fixedChunks = false;  // every chunk slotBytes long (STRATA_STAGE_CHUNK), not stagingChunkBytes
+  size_t bytes() const { return slotBytes * static_cast<size_t>(2 * slots); }
+  // STRATA_STAGE_CHUNK (slot bytes, rounded up to 4 KiB) and STRATA_STAGE_SLOTS (per direction).
+  static StagingPool fromEnvironment();
+};
+
+// The chunk size of a staged message of `bytes` bytes: the pipeline device-to-host -> MPI ->
+// host-to-device of k chunks takes about (k + 2) stage times plus k per-chunk overheads o, so
+// T(c) = (m/c + 2)(c*beta + o), least at c = sqrt(m*o / (2*beta)). With o = 10 us (a copy, a marker
+// and a message) and beta = 1/12.5 GB/s (the slower of PCIe staging and the network) that is
+// sqrt(m * 62500) bytes: 256 KiB at 1 MiB, 2 MiB at 64 MiB; rounded down to 4 KiB, at least 64 KiB
+// and at most `slotBytes`. A function of the size and the pool alone, so sender and receiver cut a
+// message into the same chunks.
+size_t stagingChunkBytes(size_t bytes, size_t slotBytes);
+
+class StagingPipeline {
+ public:
+  // Start of a run: the pool's memory (pinned, `pool.bytes()` long) and the device queues it copies
+  // on; no chunk is longer than maxMessageBytes.
+  void begin(char* memory, const StagingPool& pool, size_t maxMessageBytes, DeviceRuntime* dev, MPI_Comm comm);
+
+  // A ready send of `bytes` from device memory `src`; its device inputs are ordered before the
+  // to-host queue already.
+  void addSend(StepId step, const char* src, size_t bytes, int peer, int tag);
+  // A ready receive into device memory `dst`; its device inputs are ordered before the to-device
+  // queue already.
+  void addRecv(StepId step, char* dst, size_t bytes, int peer, int tag);
+
+  struct Completed {
+    StepId step;
+    DeviceMarker marker;  // a receive: its last copy to the device (kNoMarker for a send)
+  };
+  // Moves every chunk as far as it goes without waiting; appends the steps whose every chunk is
+  // done (a send: sent; a receive: copied to the device, behind `marker`).
+  Status poll(bool* progressed, std::vector<Completed>* completed);
+
+  // Nothing staged is in flight.
+  bool idle() const;
+  // The oldest step still in the pipeline (kNoStep when idle), for timeout messages.
+  StepId oldestStep() const;
+  // After a failure: releases the MPI requests (receives cancelled first). The caller drains the
+  // device queues before the pool is reused.
+  void abandon();
+
+ private:
+  struct Message {
+    StepId step;
+    char* device;  // the device side: source of a send, destination of a receive
+    size_t bytes;
+    size_t chunk;
+    uint32_t chunks;
+    uint32_t nextChunk = 0;  // the next chunk to take a slot (send) or to be matched (receive)
+    uint32_t left;           // chunks not yet done
+    int peer, tag;
+    bool send;
+  };
+  struct Chunk {
+    uint32_t message;
+    uint32_t index;
+    int slot;
+    DeviceMarker marker = kNoMarker;  // the chunk's copy
+  };
+  char* slotMemory(int slot) const { return memory_ + static_cast<size_t>(slot) * pool_.slotBytes; }
+  size_t chunkLength(const Message& m, uint32_t index) const;
+  Status startSendCopies(bool* progressed);
+  Status postCopiedSends(bool* progressed);
+  Status matchArrivedChunks(bool* progressed);
+  Status testRequests(bool* progressed, std::vector<Completed>* completed);
+  Status freeLandedSlots(bool* progressed);
+
+  char* memory_ = nullptr;
+  StagingPool pool_;
+  size_t maxMessageBytes_ = 0;
+  DeviceRuntime* dev_ = nullptr;
+  MPI_Comm comm_ = MPI_COMM_NULL;
+  std::vector<Message> messages_;
+  std::vector<int> freeSend_, freeRecv_;  // free slot numbers
+  std::deque<uint32_t> sendQueue_;        // messages with chunks waiting for a send slot, in order
+  std::deque<Chunk> copying_;             // send chunks being copied to the host, in queue order
+  std::vector<uint32_t> receiving_;       // receive messages with chunks not yet matched
+  std::vector<MPI_Request> requests_;     // parallel with requestChunk_
+  std::vector<Chunk> requestChunk_;
+  std::deque<Chunk> landing_;             // received chunks being copied to the device, in queue order
+  std::vector<int> completedIndices_;
+};
+
+}  // namespace strata

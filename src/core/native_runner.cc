@@ -1,0 +1,158 @@
+#include "src/core/native_runner.h"
+
+#include <climits>
+#include <cstring>
+#include <vector>
+
+#include "inter_node/mpi_check.h"
+
+namespace strata {
+
+namespace {
+
+bool mpiType(DataType t, MPI_Datatype* out) {
+  switch (t) {
+    case strataInt8: *out = MPI_INT8_T; return true;
+    case strataUint8: *out = MPI_UINT8_T; return true;
+    case strataInt32: *out = MPI_INT32_T; return true;
+    case strataUint32: *out = MPI_UINT32_T; return true;
+    case strataInt64: *out = MPI_INT64_T; return true;
+    case strataUint64: *out = MPI_UINT64_T; return true;
+    case strataFloat32: *out = MPI_FLOAT; return true;
+    case strataFloat64: *out = MPI_DOUBLE; return true;
+    default: return false;  // 16-bit floats: MPI has no standard type
+  }
+}
+
+bool mpiOp(RedOp op, MPI_Op* out) {
+  switch (op) {
+    case strataSum: *out = MPI_SUM; return true;
+    case strataProd: *out = MPI_PROD; return true;
+    case strataMax: *out = MPI_MAX; return true;
+    case strataMin: *out = MPI_MIN; return true;
+    default: return false;  // average: MPI has no such op
+  }
+}
+
+bool fitsInt(size_t v) { return v <= static_cast<size_t>(INT_MAX); }
+
+std::vector<int> ints(const std::vector<size_t>& v) { return std::vector<int>(v.begin(), v.end()); }
+
+}  // namespace
+
+bool nativeSupports(const CollectiveArgs& a) {
+  if (a.device || a.coll == Collective::kShift) return false;
+  MPI_Datatype t;
+  MPI_Op o;
+  if (!mpiType(a.type, &t)) return false;
+  if ((isReduction(a.coll)) && !mpiOp(a.op, &o)) return false;
+  const size_t p = static_cast<size_t>(a.commSize);
+  if (!fitsInt(a.count) || !fitsInt(a.count * p)) return false;
+  for (const auto* v : {&a.counts, &a.displs, &a.sendCounts, &a.sendDispls}) {
+    for (size_t x : *v) {
+      if (!fitsInt(x)) return false;
+    }
+  }
+  return true;
+}
+
+Status runNative(strataComm* comm, const CollectiveArgs& a, const void* send, void* recv) {
+  MPI_Datatype t = MPI_DATATYPE_NULL;
+  MPI_Op op = MPI_OP_NULL;
+  STRATA_REQUIRE(mpiType(a.type, &t), strataInternalError, "native: no MPI type for %s", dataTypeName(a.type));
+  if (isReduction(a.coll)) {
+    STRATA_REQUIRE(mpiOp(a.op, &op), strataInternalError, "native: no MPI op for %s", redOpName(a.op));
+  }
+  const MPI_Comm c = comm->comm;
+  const int n = static_cast<int>(a.count);
+  const size_t es = a.elemSize();
+  const bool root = comm->rank == a.root;
+  // Strata's in-place calls (sendbuff == recvbuff, or a rank's own block of the larger buffer)
+  // become MPI_IN_PLACE where MPI has it.
+  switch (a.coll) {
+    case Collective::kAllReduce:
+      STRATA_CHECK_MPI(PMPI_Allreduce(a.inPlace ? MPI_IN_PLACE : send, recv, n, t, op, c));
+      break;
+    case Collective::kBroadcast:
+      if (root && send != recv) std::memcpy(recv, send, a.count * es);
+      STRATA_CHECK_MPI(PMPI_Bcast(recv, n, t, a.root, c));
+      break;
+    case Collective::kReduce:
+      STRATA_CHECK_MPI(PMPI_Reduce(root && a.inPlace ? MPI_IN_PLACE : send, recv, n, t, op, a.root, c));
+      break;
+    case Collective::kAllGather:
+      STRATA_CHECK_MPI(PMPI_Allgather(a.inPlace ? MPI_IN_PLACE : send, n, t, recv, n, t, c));
+      break;
+    case Collective::kReduceScatter:
+      if (a.inPlace) {
+        // MPI's in-place result is the buffer's first block; Strata's is the rank's own block.
+        STRATA_CHECK_MPI(PMPI_Reduce_scatter_block(MPI_IN_PLACE, const_cast<void*>(send), n, t, op, c));
+        std::memmove(recv, send, a.count * es);
+      } else {
+        STRATA_CHECK_MPI(PMPI_Reduce_scatter_block(send, recv, n, t, op, c));
+      }
+      break;
+    case Collective::kGather:
+      STRATA_CHECK_MPI(PMPI_Gather(root && a.inPlace ? MPI_IN_PLACE : send, n, t, recv, n, t, a.root, c));
+      break;
+    case Collective::kScatter:
+      STRATA_CHECK_MPI(PMPI_Scatter(send, n, t, root && a.inPlace ? MPI_IN_PLACE : recv, n, t, a.root, c));
+      break;
+    case Collective::kAllToAll:
+      STRATA_CHECK_MPI(PMPI_Alltoall(a.inPlace ? MPI_IN_PLACE : send, n, t, recv, n, t, c));
+      break;
+    case Collective::kScan:
+      STRATA_CHECK_MPI(PMPI_Scan(a.inPlace ? MPI_IN_PLACE : send, recv, n, t, op, c));
+      break;
+    case Collective::kExscan: {
+      // MPI leaves rank 0's receive buffer undefined; Strata promises it untouched.
+      std::vector<char> keep;
+      if (comm->rank == 0) keep.assign(static_cast<char*>(recv), static_cast<char*>(recv) + a.count * es);
+      STRATA_CHECK_MPI(PMPI_Exscan(a.inPlace ? MPI_IN_PLACE : send, recv, n, t, op, c));
+      if (comm->rank == 0 && !keep.empty()) std::memcpy(recv, keep.data(), keep.size());
+      break;
+    }
+    case Collective::kBarrier: STRATA_CHECK_MPI(PMPI_Barrier(c)); break;
+    case Collective::kAllGatherv: {
+      const std::vector<int> counts = ints(a.counts), displs = ints(a.displs);
+      STRATA_CHECK_MPI(PMPI_Allgatherv(a.inPlace ? MPI_IN_PLACE : send, n, t, recv, counts.data(), displs.data(), t, c));
+      break;
+    }
+    case Collective::kGatherv: {
+      const std::vector<int> counts = ints(a.counts), displs = ints(a.displs);
+      STRATA_CHECK_MPI(PMPI_Gatherv(root && a.inPlace ? MPI_IN_PLACE : send, n, t, recv, root ? counts.data() : nullptr,
+                                    root ? displs.data() : nullptr, t, a.root, c));
+      break;
+    }
+    case Collective::kScatterv: {
+      const std::vector<int> counts = ints(a.sendCounts), displs = ints(a.sendDispls);
+      STRATA_CHECK_MPI(PMPI_Scatterv(send, root ? counts.data() : nullptr, root ? displs.data() : nullptr, t,
+                                     root && a.inPlace ? MPI_IN_PLACE : recv, n, t, a.root, c));
+      break;
+    }
+    case Collective::kAllToAllv: {
+      const std::vector<int> rc = ints(a.counts), rd = ints(a.displs);
+      if (a.inPlace) {
+        STRATA_CHECK_MPI(PMPI_Alltoallv(MPI_IN_PLACE, nullptr, nullptr, t, recv, rc.data(), rd.data(), t, c));
+      } else {
+        const std::vector<int> sc = ints(a.sendCounts), sd = ints(a.sendDispls);
+        STRATA_CHECK_MPI(PMPI_Alltoallv(send, sc.data(), sd.data(), t, recv, rc.data(), rd.data(), t, c));
+      }
+      break;
+    }
+    case Collective::kReduceScatterv: {
+      const std::vector<int> counts = ints(a.counts);
+      if (a.inPlace) {
+        STRATA_CHECK_MPI(PMPI_Reduce_scatter(MPI_IN_PLACE, const_cast<void*>(send), counts.data(), t, op, c));
+        std::memmove(recv, send, a.counts[static_cast<size_t>(comm->rank)] * es);
+      } else {
+        STRATA_CHECK_MPI(PMPI_Reduce_scatter(send, recv, counts.data(), t, op, c));
+      }
+      break;
+    }
+    case Collective::kShift: return makeStatus(strataInternalError, "native: MPI has no circular shift collective");
+  }
+  return Status::Ok();
+}
+
+}  // namespace strata

@@ -1,0 +1,133 @@
+#include "src/core/plan_agreement.h"
+
+#include <sched.h>
+
+#include <chrono>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "inter_node/mpi_check.h"
+#include "src/core/communicator.h"
+
+namespace strata {
+
+namespace {
+
+// What every rank must agree on. The v-variants' arrays and the in-place flag are left out: MPI
+// and Strata let them differ between ranks (displacements describe each rank's own buffer, only
+// the root of gather passes its buffer in place).
+struct Digest {
+  uint64_t algorithm = 0;  // FNV-1a of the chosen algorithm's name
+  uint64_t count = 0;
+  int32_t coll = 0;
+  int32_t type = 0;
+  int32_t op = 0;
+  int32_t root = 0;
+  int32_t shift = 0;
+  int32_t device = 0;
+};
+
+uint64_t fnv1a(const std::string& s) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (unsigned char c : s) h = (h ^ c) * 0x100000001b3ull;
+  return h;
+}
+
+Digest digestOf(const CollectiveArgs& a, const std::string& algorithm) {
+  Digest d;
+  d.algorithm = fnv1a(algorithm);
+  // The v-variants' counts are per rank (and their arrays significant at the root only).
+  const bool irregular = a.coll == Collective::kAllGatherv || a.coll == Collective::kGatherv ||
+                         a.coll == Collective::kScatterv || a.coll == Collective::kAllToAllv ||
+                         a.coll == Collective::kReduceScatterv;
+  d.count = irregular ? 0 : a.count;
+  d.coll = static_cast<int32_t>(a.coll);
+  d.type = static_cast<int32_t>(a.type);
+  d.op = isReduction(a.coll) ? static_cast<int32_t>(a.op) : 0;
+  d.root = isRooted(a.coll) ? a.root : 0;
+  d.shift = a.coll == Collective::kShift ? a.shift : 0;
+  d.device = a.device ? 1 : 0;
+  return d;
+}
+
+// How `theirs` differs from `mine`, in words.
+std::string difference(const Digest& mine, const Digest& theirs) {
+  auto space = [](int32_t device) { return device != 0 ? "device" : "host"; };
+  if (mine.device != theirs.device) {
+    return strformat("passed %s buffers where this rank passed %s buffers (every rank of a call must use the same "
+                     "memory space; a rank without elements passes a pointer in that space, not NULL)",
+                     space(theirs.device), space(mine.device));
+  }
+  if (mine.coll != theirs.coll) {
+    return strformat("called %s where this rank called %s", collectiveName(static_cast<Collective>(theirs.coll)),
+                     collectiveName(static_cast<Collective>(mine.coll)));
+  }
+  if (mine.count != theirs.count) {
+    return strformat("passed count %llu where this rank passed %llu", static_cast<unsigned long long>(theirs.count),
+                     static_cast<unsigned long long>(mine.count));
+  }
+  if (mine.type != theirs.type) {
+    return strformat("passed type %s where this rank passed %s", dataTypeName(static_cast<DataType>(theirs.type)),
+                     dataTypeName(static_cast<DataType>(mine.type)));
+  }
+  if (mine.op != theirs.op) {
+    return strformat("passed op %s where this rank passed %s", redOpName(static_cast<RedOp>(theirs.op)),
+                     redOpName(static_cast<RedOp>(mine.op)));
+  }
+  if (mine.root != theirs.root) return strformat("passed root %d where this rank passed %d", theirs.root, mine.root);
+  if (mine.shift != theirs.shift) return strformat("passed shift %d where this rank passed %d", theirs.shift, mine.shift);
+  return "chose another algorithm (STRATA_ALGO, STRATA_TOPO_FILE or the node shape differ between ranks)";
+}
+
+}  // namespace
+
+Status agreeOnPlan(strataComm* comm, const CollectiveArgs& args, const std::string& algorithm) {
+  if (comm->size == 1) return Status::Ok();
+  const Digest mine = digestOf(args, algorithm);
+  // Once per call shape: every rank builds a plan at the first call of each shape (the in-place
+  // flag, which may differ between ranks, is not part of it), so all ranks take part together.
+  Digest shape = mine;
+  shape.algorithm = 0;
+  const uint64_t key = fnv1a(std::string(reinterpret_cast<const char*>(&shape), sizeof shape));
+  if (comm->agreedCalls.count(key) != 0) return Status::Ok();
+  std::vector<Digest> all(static_cast<size_t>(comm->size));
+  MPI_Request request = MPI_REQUEST_NULL;
+  STRATA_CHECK_MPI(MPI_Iallgather(&mine, sizeof(Digest), MPI_BYTE, all.data(), sizeof(Digest), MPI_BYTE,
+                                  comm->agreeComm, &request));
+  const auto start = std::chrono::steady_clock::now();
+  for (unsigned polls = 0;; ++polls) {
+    int done = 0;
+    STRATA_CHECK_MPI(MPI_Test(&request, &done, MPI_STATUS_IGNORE));
+    if (done) break;
+    if ((polls & 255) == 255) {
+      const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      // A nonblocking collective cannot be cancelled: the communicator is unusable afterwards.
+      if (waited > comm->config.timeoutSeconds) {
+        comm->fatal = makeStatus(strataTimeout,
+                                 "timed out after %.1f s waiting for every rank to build its plan for %s: a rank "
+                                 "runs a plan cached for another memory space or call, or never made this call",
+                                 waited, collectiveName(args.coll));
+        return comm->fatal;
+      }
+      if (comm->aborted.load()) {
+        return makeStatus(strataInvalidUsage, "the communicator was aborted while the ranks agreed on a plan");
+      }
+    }
+    sched_yield();
+  }
+  for (int r = 0; r < comm->size; ++r) {
+    const Digest& theirs = all[static_cast<size_t>(r)];
+    if (std::memcmp(&theirs, &mine, sizeof(Digest)) != 0) {
+      return makeStatus(strataInvalidUsage, "%s: rank %d %s", collectiveName(args.coll), r,
+                        difference(mine, theirs).c_str());
+    }
+  }
+  // Bounded by its own size, which grows alike on every rank (the plan cache's does not).
+  if (comm->agreedCalls.size() >= 65536) comm->agreedCalls.clear();
+  comm->agreedCalls.insert(key);
+  return Status::Ok();
+}
+
+}  // namespace strata

@@ -1,0 +1,203 @@
+#include "src/mpi_face/face.h"
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <string>
+
+#ifdef STRATA_HAVE_CUDA
+#include <cuda_runtime.h>
+#endif
+
+namespace strata::mpi_face {
+
+namespace {
+
+thread_local int tGuardDepth = 0;
+
+struct Counts {
+  std::atomic<long> served{0};
+  std::mutex mutex;
+  std::map<std::string, long> passed;  // why -> calls
+};
+
+struct State {
+  bool enabled[kNumCalls];
+  int commKey = MPI_KEYVAL_INVALID;
+  int selfKey = MPI_KEYVAL_INVALID;
+  Counts counts[kNumCalls];
+  std::mutex mutex;  // creation of keyvals and communicators
+  State() {
+    const char* list = std::getenv("STRATA_MPI_COLLECTIVES");
+    for (int c = 0; c < kNumCalls; ++c) enabled[c] = list == nullptr || *list == '\0';
+    if (list == nullptr || *list == '\0') return;
+    const std::string spec = std::string(",") + list + ",";
+    for (int c = 0; c < kNumCalls; ++c) {
+      enabled[c] = spec.find(std::string(",") + callName(static_cast<Call>(c)) + ",") != std::string::npos;
+    }
+  }
+};
+
+State& state() {
+  static State* s = new State;  // never destroyed: MPI_Finalize's callbacks use it at exit
+  return *s;
+}
+
+bool debugInfo() {
+  const char* d = std::getenv("STRATA_DEBUG");
+  return d != nullptr && (std::strcmp(d, "INFO") == 0 || std::strcmp(d, "TRACE") == 0);
+}
+
+void printCounts() {
+  if (!debugInfo()) return;
+  int rank = 0;
+  PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  for (int c = 0; c < kNumCalls; ++c) {
+    Counts& k = state().counts[c];
+    std::lock_guard<std::mutex> lock(k.mutex);
+    if (k.served.load() == 0 && k.passed.empty()) continue;
+    std::string passed;
+    long total = 0;
+    for (const auto& [why, n] : k.passed) {
+      passed += "; " + std::to_string(n) + " " + why;
+      total += n;
+    }
+    std::fprintf(stderr, "[strata-mpi] rank %d %s: %ld served by Strata, %ld passed to MPI%s\n", rank,
+                 callName(static_cast<Call>(c)), k.served.load(), total, passed.c_str());
+  }
+}
+
+// Attribute callbacks run inside the MPI library: Strata's MPI calls go straight to it.
+int deleteComm(MPI_Comm, int, void* value, void*) {
+  Guard guard;
+  strataCommDestroy(static_cast<strataComm_t>(value));
+  return MPI_SUCCESS;
+}
+
+// MPI_Finalize deletes MPI_COMM_SELF's attributes first, while MPI still works.
+int deleteSelf(MPI_Comm, int, void*, void*) {
+  printCounts();
+  return MPI_SUCCESS;
+}
+
+// The keyvals, and MPI_COMM_SELF's attribute whose deletion at MPI_Finalize prints the counts.
+void ensureKeys() {
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  if (s.commKey != MPI_KEYVAL_INVALID) return;
+  PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, deleteComm, &s.commKey, nullptr);
+  PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, deleteSelf, &s.selfKey, nullptr);
+  PMPI_Comm_set_attr(MPI_COMM_SELF, s.selfKey, nullptr);
+}
+
+}  // namespace
+
+const char* callName(Call c) {
+  static const char* const kNames[kNumCalls] = {
+      "allreduce", "bcast",   "reduce",  "allgather", "allgatherv", "reduce_scatter_block", "reduce_scatter", "alltoall",
+      "alltoallv", "gather",  "gatherv", "scatter",   "scatterv",   "scan",                 "exscan",         "barrier"};
+  return kNames[static_cast<int>(c)];
+}
+
+Guard::Guard() { ++tGuardDepth; }
+Guard::~Guard() { --tGuardDepth; }
+bool Guard::active() { return tGuardDepth > 0; }
+
+bool mayServe(Call c, MPI_Comm comm, const char** why) {
+  if (Guard::active()) {
+    *why = nullptr;  // Strata's own call: not the program's, not counted
+    return false;
+  }
+  if (!state().enabled[static_cast<int>(c)]) {
+    *why = "not in STRATA_MPI_COLLECTIVES";
+    return false;
+  }
+  int inter = 0;
+  if (comm == MPI_COMM_NULL || PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS) {
+    *why = "invalid communicator (MPI reports it)";
+    return false;
+  }
+  if (inter) {
+    *why = "intercommunicator";
+    return false;
+  }
+  return true;
+}
+
+strataComm_t strataCommOf(MPI_Comm comm, const char** why) {
+  ensureKeys();
+  State& s = state();
+  void* value = nullptr;
+  int found = 0;
+  PMPI_Comm_get_attr(comm, s.commKey, &value, &found);
+  if (found) {
+    if (value == nullptr) *why = "Strata could not create its communicator";
+    return static_cast<strataComm_t>(value);
+  }
+  Guard guard;
+  strataComm_t sc = nullptr;
+  // The MPI library's own collective is a candidate unless STRATA_MPI_NATIVE=0: the face never
+  // picks a Strata algorithm the model expects to be slower than what the program had before.
+  strataConfig_t config = STRATA_CONFIG_INITIALIZER;
+  const char* native = std::getenv("STRATA_MPI_NATIVE");
+  config.mpiNative = native == nullptr || std::atoi(native) > 0 ? 1 : 0;
+  const strataResult_t rc = strataCommInitMpi(&sc, comm, &config);
+  // Every rank learns whether every rank has one, so all take the same path from here on.
+  int mine = rc == strataSuccess ? 1 : 0, all = 0;
+  PMPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, comm);
+  if (all != 1) {
+    if (sc != nullptr) strataCommDestroy(sc);
+    sc = nullptr;
+    *why = "Strata could not create its communicator";
+  }
+  PMPI_Comm_set_attr(comm, s.commKey, sc);
+  return sc;
+}
+
+void countPassed(Call c, const char* why) {
+  if (why == nullptr) return;
+  ensureKeys();
+  Counts& k = state().counts[static_cast<int>(c)];
+  std::lock_guard<std::mutex> lock(k.mutex);
+  ++k.passed[why];
+}
+
+int finishServed(Call c, MPI_Comm comm, strataComm_t sc, strataResult_t rc, const void* probe) {
+#ifdef STRATA_HAVE_CUDA
+  // Device buffers: the call was queued on the legacy default stream; MPI returns with the result in place.
+  if (rc == strataSuccess && probe != nullptr) {
+    cudaPointerAttributes attr{};
+    if (cudaPointerGetAttributes(&attr, probe) == cudaSuccess && attr.type == cudaMemoryTypeDevice) {
+      if (cudaStreamSynchronize(nullptr) != cudaSuccess) rc = strataUnhandledCudaError;
+    }
+  }
+#else
+  (void)probe;
+#endif
+  if (rc == strataSuccess) {
+    if (std::strcmp(strataCommLastAlgorithm(sc), "native") == 0) {
+      countPassed(c, "the model expects the MPI library's own collective to be faster");
+    } else {
+      state().counts[static_cast<int>(c)].served.fetch_add(1, std::memory_order_relaxed);
+    }
+    return MPI_SUCCESS;
+  }
+  const std::string message = std::string("strata-mpi: MPI_") + callName(c) + ": " + strataGetErrorString(rc) + ": " +
+                              strataGetLastError(sc);
+  MPI_Errhandler handler = MPI_ERRHANDLER_NULL;
+  PMPI_Comm_get_errhandler(comm, &handler);
+  const bool returns = handler == MPI_ERRORS_RETURN;
+  const bool fatal = handler == MPI_ERRORS_ARE_FATAL;
+  if (handler != MPI_ERRHANDLER_NULL) PMPI_Errhandler_free(&handler);
+  if (fatal) {
+    std::fprintf(stderr, "%s\n", message.c_str());
+    PMPI_Abort(comm, MPI_ERR_OTHER);
+  }
+  if (!returns) PMPI_Comm_call_errhandler(comm, MPI_ERR_OTHER);
+  return MPI_ERR_OTHER;
+}
+
+}  // namespace strata::mpi_face

@@ -1,0 +1,57 @@
+// The MPI face's bookkeeping: which collectives it intercepts (STRATA_MPI_COLLECTIVES), one Strata
+// communicator per MPI communicator (kept in an attribute, destroyed by the attribute's delete
+// callback), the counts of calls served and passed on (printed at MPI_Finalize under
+// STRATA_DEBUG=INFO), errors handed to the communicator's MPI error handler, and the guard that
+// sends Strata's own MPI calls straight to the MPI library.
+#pragma once
+
+#include <mpi.h>
+#include <strata/strata.h>
+
+namespace strata::mpi_face {
+
+enum class Call : int {
+  kAllreduce,
+  kBcast,
+  kReduce,
+  kAllgather,
+  kAllgatherv,
+  kReduceScatterBlock,
+  kReduceScatter,
+  kAlltoall,
+  kAlltoallv,
+  kGather,
+  kGatherv,
+  kScatter,
+  kScatterv,
+  kScan,
+  kExscan,
+  kBarrier,
+};
+constexpr int kNumCalls = 16;
+const char* callName(Call c);  // "allreduce", "bcast", ... (the names STRATA_MPI_COLLECTIVES takes)
+
+// Set while the face (or Strata under it) runs: MPI calls made meanwhile go to the MPI library.
+class Guard {
+ public:
+  Guard();
+  ~Guard();
+  Guard(const Guard&) = delete;
+  Guard& operator=(const Guard&) = delete;
+  static bool active();
+};
+
+// Whether `c` on `comm` may go to Strata at all (intercepted, not inside Strata, an
+// intracommunicator); `why` says why not.
+bool mayServe(Call c, MPI_Comm comm, const char** why);
+// The Strata communicator of `comm`, created at its first intercepted collective (collective over
+// `comm`). Null when it could not be created (`why` says why; the call then goes to MPI).
+strataComm_t strataCommOf(MPI_Comm comm, const char** why);
+
+// Counts the call as passed to the MPI library for `why` (a string literal).
+void countPassed(Call c, const char* why);
+// Counts the call as served, waits for a device result, and turns a Strata error into what the
+// communicator's MPI error handler makes of it.
+int finishServed(Call c, MPI_Comm comm, strataComm_t sc, strataResult_t rc, const void* probe);
+
+}  // namespace strata::mpi_face

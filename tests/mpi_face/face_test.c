@@ -1,0 +1,312 @@
+/* Every collective the MPI face intercepts, called as an ordinary MPI program calls it: in place
+ * and not, on MPI_COMM_WORLD, a duplicate and a split, with int, unsigned, long long, float and
+ * double elements, contiguous derived types, and the cases that must go to the MPI library
+ * (16-bit integers, a user-defined op, logical ops, a strided type). Each result is checked
+ * against values computed here, rank by rank. Run with and without the face preloaded: the same
+ * program, the same results. Exit status 0 when every check passed. */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int failures = 0;
+static int worldRank = 0;
+
+#define CHECK(cond, ...)                                           \
+  do {                                                             \
+    if (!(cond)) {                                                 \
+      if (failures++ < 20) {                                       \
+        fprintf(stderr, "[rank %d] %s:%d: ", worldRank, __FILE__, __LINE__); \
+        fprintf(stderr, __VA_ARGS__);                              \
+        fprintf(stderr, "\n");                                     \
+      }                                                            \
+    }                                                              \
+  } while (0)
+
+/* The value rank r contributes at index i (small, so sums and products stay exact). */
+static long long value(int r, int i) { return (long long)((r * 7 + i * 3) % 11) - 3; }
+
+static void reductions(MPI_Comm comm, int n) {
+  int p, me;
+  MPI_Comm_size(comm, &p);
+  MPI_Comm_rank(comm, &me);
+  /* Room for n per rank and for the irregular cases' up to 3 per rank. */
+  const size_t big = (size_t)n * (size_t)p + 4 * (size_t)p + 8;
+  int* in = malloc(sizeof(int) * big);
+  int* out = malloc(sizeof(int) * big);
+  double* din = malloc(sizeof(double) * (size_t)n + 1);
+  double* dout = malloc(sizeof(double) * (size_t)n + 1);
+  for (int i = 0; i < n; ++i) {
+    in[i] = (int)value(me, i);
+    din[i] = (double)value(me, i) * 0.5;
+  }
+  /* allreduce, sum and max, in place and not */
+  MPI_Allreduce(in, out, n, MPI_INT, MPI_SUM, comm);
+  for (int i = 0; i < n; ++i) {
+    long long want = 0;
+    for (int r = 0; r < p; ++r) want += value(r, i);
+    CHECK(out[i] == want, "allreduce sum n=%d i=%d: %d != %lld", n, i, out[i], want);
+  }
+  memcpy(dout, din, sizeof(double) * (size_t)n);
+  MPI_Allreduce(MPI_IN_PLACE, dout, n, MPI_DOUBLE, MPI_MAX, comm);
+  for (int i = 0; i < n; ++i) {
+    long long want = value(0, i);
+    for (int r = 1; r < p; ++r) want = value(r, i) > want ? value(r, i) : want;
+    CHECK(dout[i] == (double)want * 0.5, "allreduce max in place n=%d i=%d", n, i);
+  }
+  /* reduce to every root, min, in place at the root */
+  for (int root = 0; root < p; ++root) {
+    memcpy(out, in, sizeof(int) * (size_t)n);
+    MPI_Reduce(me == root ? MPI_IN_PLACE : in, me == root ? out : NULL, n, MPI_INT, MPI_MIN, root, comm);
+    if (me == root) {
+      for (int i = 0; i < n; ++i) {
+        long long want = value(0, i);
+        for (int r = 1; r < p; ++r) want = value(r, i) < want ? value(r, i) : want;
+        CHECK(out[i] == want, "reduce min root=%d n=%d i=%d", root, n, i);
+      }
+    }
+  }
+  /* scan and exscan (sum), product over unsigned long long */
+  MPI_Scan(in, out, n, MPI_INT, MPI_SUM, comm);
+  for (int i = 0; i < n; ++i) {
+    long long want = 0;
+    for (int r = 0; r <= me; ++r) want += value(r, i);
+    CHECK(out[i] == want, "scan n=%d i=%d", n, i);
+  }
+  memcpy(out, in, sizeof(int) * (size_t)n);
+  MPI_Exscan(MPI_IN_PLACE, out, n, MPI_INT, MPI_SUM, comm);
+  if (me > 0) {
+    for (int i = 0; i < n; ++i) {
+      long long want = 0;
+      for (int r = 0; r < me; ++r) want += value(r, i);
+      CHECK(out[i] == want, "exscan in place n=%d i=%d", n, i);
+    }
+  }
+  unsigned long long up = (unsigned long long)(me % 3 + 1), uprod = 0;
+  MPI_Allreduce(&up, &uprod, 1, MPI_UNSIGNED_LONG_LONG, MPI_PROD, comm);
+  unsigned long long uwant = 1;
+  for (int r = 0; r < p; ++r) uwant *= (unsigned long long)(r % 3 + 1);
+  CHECK(uprod == uwant, "allreduce prod unsigned long long");
+  /* reduce-scatter block and irregular, in place and not */
+  for (int i = 0; i < n * p; ++i) in[i] = (int)value(me, i);
+  MPI_Reduce_scatter_block(in, out, n, MPI_INT, MPI_SUM, comm);
+  for (int i = 0; i < n; ++i) {
+    long long want = 0;
+    for (int r = 0; r < p; ++r) want += value(r, me * n + i);
+    CHECK(out[i] == want, "reduce_scatter_block n=%d i=%d", n, i);
+  }
+  memcpy(out, in, sizeof(int) * (size_t)n * (size_t)p);
+  MPI_Reduce_scatter_block(MPI_IN_PLACE, out, n, MPI_INT, MPI_SUM, comm);
+  for (int i = 0; i < n; ++i) {
+    long long want = 0;
+    for (int r = 0; r < p; ++r) want += value(r, me * n + i);
+    CHECK(out[i] == want, "reduce_scatter_block in place n=%d i=%d", n, i);
+  }
+  int* counts = malloc(sizeof(int) * (size_t)p);
+  int total = 0;
+  for (int r = 0; r < p; ++r) total += counts[r] = (n + r) % 4;
+  int prefix = 0;
+  for (int r = 0; r < me; ++r) prefix += counts[r];
+  {
+    for (int i = 0; i < total; ++i) in[i] = (int)value(me, i);
+    memcpy(out, in, sizeof(int) * (size_t)total);
+    MPI_Reduce_scatter(MPI_IN_PLACE, out, counts, MPI_INT, MPI_SUM, comm);
+    for (int i = 0; i < counts[me]; ++i) {
+      long long want = 0;
+      for (int r = 0; r < p; ++r) want += value(r, prefix + i);
+      CHECK(out[i] == want, "reduce_scatter in place n=%d i=%d", n, i);
+    }
+  }
+  free(counts);
+  free(in);
+  free(out);
+  free(din);
+  free(dout);
+}
+
+static void movement(MPI_Comm comm, int n) {
+  int p, me;
+  MPI_Comm_size(comm, &p);
+  MPI_Comm_rank(comm, &me);
+  const size_t big = (size_t)n * (size_t)p + 4 * (size_t)p + 8;  /* the irregular cases need up to 3 per rank */
+  int* a = malloc(sizeof(int) * big);
+  int* b = malloc(sizeof(int) * big);
+  /* bcast from every root, with a contiguous derived type of two ints */
+  MPI_Datatype pair;
+  MPI_Type_contiguous(2, MPI_INT, &pair);
+  MPI_Type_commit(&pair);
+  for (int root = 0; root < p; ++root) {
+    for (int i = 0; i < 2 * (n / 2); ++i) a[i] = me == root ? (int)value(root, i) : -99;
+    MPI_Bcast(a, n / 2, pair, root, comm);
+    for (int i = 0; i < 2 * (n / 2); ++i) CHECK(a[i] == value(root, i), "bcast root=%d n=%d i=%d", root, n, i);
+  }
+  /* allgather, in place and with different send and receive types of one signature */
+  for (int i = 0; i < n; ++i) a[i] = (int)value(me, i);
+  MPI_Allgather(a, n, MPI_INT, b, n, MPI_INT, comm);
+  for (int r = 0; r < p; ++r)
+    for (int i = 0; i < n; ++i) CHECK(b[r * n + i] == value(r, i), "allgather n=%d r=%d i=%d", n, r, i);
+  for (int i = 0; i < n; ++i) b[me * n + i] = (int)value(me, i) + 1;
+  MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, b, n, MPI_INT, comm);
+  for (int r = 0; r < p; ++r)
+    for (int i = 0; i < n; ++i) CHECK(b[r * n + i] == value(r, i) + 1, "allgather in place n=%d", n);
+  if (n % 2 == 0) {
+    MPI_Allgather(a, n / 2, pair, b, n, MPI_INT, comm);
+    for (int r = 0; r < p; ++r)
+      for (int i = 0; i < n; ++i) CHECK(b[r * n + i] == value(r, i), "allgather pair->int n=%d", n);
+  }
+  /* allgatherv with gaps */
+  int* counts = malloc(sizeof(int) * (size_t)p);
+  int* displs = malloc(sizeof(int) * (size_t)p);
+  int at = 0;
+  for (int r = 0; r < p; ++r) {
+    counts[r] = (n + r) % 3;
+    displs[r] = at + 1;
+    at += counts[r] + 1;
+  }
+  {
+    for (int i = 0; i < counts[me]; ++i) a[i] = (int)value(me, i);
+    MPI_Allgatherv(a, counts[me], MPI_INT, b, counts, displs, MPI_INT, comm);
+    for (int r = 0; r < p; ++r)
+      for (int i = 0; i < counts[r]; ++i) CHECK(b[displs[r] + i] == value(r, i), "allgatherv n=%d r=%d", n, r);
+  }
+  /* alltoall, in place and not; alltoallv */
+  for (int r = 0; r < p; ++r)
+    for (int i = 0; i < n; ++i) a[r * n + i] = (int)(me * 1000 + r * 10 + i % 10);
+  MPI_Alltoall(a, n, MPI_INT, b, n, MPI_INT, comm);
+  for (int r = 0; r < p; ++r)
+    for (int i = 0; i < n; ++i) CHECK(b[r * n + i] == r * 1000 + me * 10 + i % 10, "alltoall n=%d", n);
+  memcpy(b, a, sizeof(int) * (size_t)n * (size_t)p);
+  MPI_Alltoall(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, b, n, MPI_INT, comm);
+  for (int r = 0; r < p; ++r)
+    for (int i = 0; i < n; ++i) CHECK(b[r * n + i] == r * 1000 + me * 10 + i % 10, "alltoall in place n=%d", n);
+  int* sc = malloc(sizeof(int) * (size_t)p);
+  int* sd = malloc(sizeof(int) * (size_t)p);
+  int* rc = malloc(sizeof(int) * (size_t)p);
+  int* rd = malloc(sizeof(int) * (size_t)p);
+  int so = 0, ro = 0;
+  for (int r = 0; r < p; ++r) {
+    sc[r] = (me + r + n) % 3;
+    sd[r] = so;
+    so += sc[r];
+    rc[r] = (r + me + n) % 3;
+    rd[r] = ro;
+    ro += rc[r];
+  }
+  for (int r = 0; r < p; ++r)
+    for (int i = 0; i < sc[r]; ++i) a[sd[r] + i] = me * 100 + r * 10 + i;
+  MPI_Alltoallv(a, sc, sd, MPI_INT, b, rc, rd, MPI_INT, comm);
+  for (int r = 0; r < p; ++r)
+    for (int i = 0; i < rc[r]; ++i) CHECK(b[rd[r] + i] == r * 100 + me * 10 + i, "alltoallv n=%d r=%d", n, r);
+  /* gather, gatherv, scatter, scatterv from every root, in place at the root */
+  for (int root = 0; root < p; ++root) {
+    for (int i = 0; i < n; ++i) a[i] = (int)value(me, i);
+    if (me == root) {
+      for (int i = 0; i < n; ++i) b[root * n + i] = (int)value(me, i);
+      MPI_Gather(MPI_IN_PLACE, n, MPI_INT, b, n, MPI_INT, root, comm);
+      for (int r = 0; r < p; ++r)
+        for (int i = 0; i < n; ++i) CHECK(b[r * n + i] == value(r, i), "gather root=%d n=%d", root, n);
+    } else {
+      MPI_Gather(a, n, MPI_INT, NULL, 0, MPI_DATATYPE_NULL, root, comm);
+    }
+    {
+      for (int i = 0; i < counts[me]; ++i) a[i] = (int)value(me, i) * 2;
+      MPI_Gatherv(a, counts[me], MPI_INT, b, counts, displs, MPI_INT, root, comm);
+      if (me == root)
+        for (int r = 0; r < p; ++r)
+          for (int i = 0; i < counts[r]; ++i) CHECK(b[displs[r] + i] == value(r, i) * 2, "gatherv root=%d", root);
+    }
+    for (int r = 0; r < p; ++r)
+      for (int i = 0; i < n; ++i) a[r * n + i] = me == root ? r * 100 + i : -1;
+    if (me == root) {
+      MPI_Scatter(a, n, MPI_INT, MPI_IN_PLACE, n, MPI_INT, root, comm);
+      for (int i = 0; i < n; ++i) CHECK(a[root * n + i] == root * 100 + i, "scatter in place root=%d", root);
+    } else {
+      MPI_Scatter(NULL, 0, MPI_DATATYPE_NULL, b, n, MPI_INT, root, comm);
+      for (int i = 0; i < n; ++i) CHECK(b[i] == me * 100 + i, "scatter root=%d n=%d i=%d", root, n, i);
+    }
+    {
+      for (int r = 0; r < p; ++r)
+        for (int i = 0; i < counts[r]; ++i) a[displs[r] + i] = me == root ? r * 7 + i : -1;
+      MPI_Scatterv(a, counts, displs, MPI_INT, b, counts[me], MPI_INT, root, comm);
+      for (int i = 0; i < counts[me]; ++i) CHECK(b[i] == me * 7 + i, "scatterv root=%d", root);
+    }
+  }
+  MPI_Barrier(comm);
+  MPI_Type_free(&pair);
+  free(a);
+  free(b);
+  free(counts);
+  free(displs);
+  free(sc);
+  free(sd);
+  free(rc);
+  free(rd);
+}
+
+static void userMax(void* in, void* inout, int* len, MPI_Datatype* type) {
+  (void)type;
+  for (int i = 0; i < *len; ++i) ((int*)inout)[i] = ((int*)in)[i] > ((int*)inout)[i] ? ((int*)in)[i] : ((int*)inout)[i];
+}
+
+/* Calls the face must hand to the MPI library: the results are MPI's, and must be right. */
+static void passedThrough(MPI_Comm comm) {
+  int p, me;
+  MPI_Comm_size(comm, &p);
+  MPI_Comm_rank(comm, &me);
+  short s = (short)(me + 1), ssum = 0;
+  MPI_Allreduce(&s, &ssum, 1, MPI_SHORT, MPI_SUM, comm);
+  CHECK(ssum == p * (p + 1) / 2, "allreduce of MPI_SHORT");
+  int flag = me == 0, any = 0;
+  MPI_Allreduce(&flag, &any, 1, MPI_INT, MPI_LOR, comm);
+  CHECK(any == 1, "allreduce MPI_LOR");
+  MPI_Op op;
+  MPI_Op_create(userMax, 1, &op);
+  int x = me * 3, mx = -1;
+  MPI_Allreduce(&x, &mx, 1, MPI_INT, op, comm);
+  CHECK(mx == (p - 1) * 3, "allreduce with a user op");
+  MPI_Op_free(&op);
+  MPI_Datatype strided;
+  MPI_Type_vector(3, 1, 2, MPI_INT, &strided);
+  MPI_Type_commit(&strided);
+  int v[6] = {0, -1, 0, -1, 0, -1};
+  if (me == 0) v[0] = 10, v[2] = 20, v[4] = 30;
+  MPI_Bcast(v, 1, strided, 0, comm);
+  CHECK(v[0] == 10 && v[2] == 20 && v[4] == 30 && v[1] == -1, "bcast of a strided type");
+  MPI_Type_free(&strided);
+}
+
+int main(int argc, char** argv) {
+  int provided = 0;
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+  MPI_Comm_rank(MPI_COMM_WORLD, &worldRank);
+  int p = 1;
+  MPI_Comm_size(MPI_COMM_WORLD, &p);
+  const int counts[] = {0, 1, 2, 7, 13, 1000, 65536 + 3};
+  MPI_Comm dup, split;
+  MPI_Comm_dup(MPI_COMM_WORLD, &dup);
+  MPI_Comm_split(MPI_COMM_WORLD, worldRank % 2, p - worldRank, &split);  /* reversed order inside */
+  MPI_Comm comms[] = {MPI_COMM_WORLD, dup, split};
+  for (int c = 0; c < 3; ++c) {
+    for (size_t k = 0; k < sizeof counts / sizeof counts[0]; ++k) {
+      reductions(comms[c], counts[k]);
+      movement(comms[c], counts[k]);
+    }
+    passedThrough(comms[c]);
+  }
+  MPI_Comm_free(&split);
+  MPI_Comm_free(&dup);
+  /* A communicator created and freed again and again: nothing leaks, each gets its own. */
+  for (int i = 0; i < 20; ++i) {
+    MPI_Comm c;
+    MPI_Comm_dup(MPI_COMM_WORLD, &c);
+    int one = 1, sum = 0;
+    MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, c);
+    CHECK(sum == p, "allreduce on a fresh duplicate");
+    MPI_Comm_free(&c);
+  }
+  int all = 0;
+  MPI_Allreduce(&failures, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  if (worldRank == 0) printf("face_test: %d ranks, %d failed checks\n", p, all);
+  MPI_Finalize();
+  return all == 0 ? 0 : 1;
+}
