@@ -18,10 +18,12 @@
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <string>
 #include <cstdio>
 #include <vector>
 
+#include "inter_node/algorithms/algorithm.h"
 #include "perf/collective_descriptors.h"
 #include "src/core/communicator.h"
 #include "src/tuning/cost_model.h"
@@ -107,6 +109,45 @@ bool measure(strataComm_t comm, const std::string& op, const std::string& algo, 
   out->push_back(smp);
   return true;
 }
+
+// The MPI library's own collective `op` on MPI_COMM_WORLD through its profiling names (so an MPI
+// face preloaded into this process does not answer for it): the median of the slowest rank, keyed
+// by the call's bytes as the tuner computes them (callBytes). False when MPI cannot run it.
+bool measureNative(const std::string& op, size_t bytes, int iters, int warmup, int rank, int size,
+                   std::vector<std::pair<size_t, double>>* out) {
+  const CollectiveDescriptor& d = *findDescriptor(op);
+  const CallShape s = d.shape(bytes, 4, size);
+  static std::vector<float> send(kMaxBytes / sizeof(float), 0.5f), recv(kMaxBytes / sizeof(float), 0.0f);
+  CallArgs a;
+  a.type = strataFloat32;
+  a.op = strataSum;
+  std::string why;
+  if (!mpiSupports(d, a, &why) || s.sendElems > send.size() || s.recvElems > recv.size()) return false;
+  int rc = MPI_SUCCESS;
+  auto call = [&] { rc |= runMpi(d, s, a, send.data(), recv.data(), MPI_COMM_WORLD, rank, 4, MpiNames::kProfiling); };
+  for (int w = 0; w < warmup; ++w) call();
+  std::vector<double> times(static_cast<size_t>(iters));
+  for (int it = 0; it < iters; ++it) {
+    PMPI_Barrier(MPI_COMM_WORLD);
+    const double t0 = MPI_Wtime();
+    call();
+    times[static_cast<size_t>(it)] = MPI_Wtime() - t0;
+  }
+  std::vector<double> slowest(times.size());
+  PMPI_Allreduce(times.data(), slowest.data(), iters, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  std::sort(slowest.begin(), slowest.end());
+  CollectiveArgs args;
+  args.coll = d.coll;
+  args.count = s.count;
+  args.type = strataFloat32;
+  args.commSize = size;
+  out->push_back({static_cast<size_t>(callBytes(args)), slowest[slowest.size() / 2]});
+  return rc == MPI_SUCCESS;
+}
+
+// The collectives the tuner may hand to the MPI library, as strata-perf names them.
+const char* const kNativeOps[] = {"allreduce", "broadcast", "reduce", "allgather", "reducescatter", "gather",
+                                  "scatter",   "alltoall",  "scan",   "exscan",    "barrier"};
 
 // The unknowns of a level: alpha, then beta and gamma in cache, then beta and gamma streaming.
 constexpr size_t kUnknowns = 5;
@@ -264,6 +305,7 @@ int calibrate(const std::string& path, int iters, int warmup) {
   const double cacheBytes = lastLevelCacheBytes();
   bool ok = true;
   std::vector<Sample> node, lane, flat;
+  std::map<std::string, std::vector<std::pair<size_t, double>>> native;  // op -> (bytes, seconds) of every sweep
   const bool haveNodeTeam = reinterpret_cast<strataComm*>(nodeComm)->nodeTeam != nullptr;
   int allHaveTeams = haveNodeTeam ? 1 : 0;
   MPI_Allreduce(MPI_IN_PLACE, &allHaveTeams, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
@@ -283,6 +325,14 @@ int calibrate(const std::string& path, int iters, int warmup) {
     }
     ok &= measure(flatComm, "allgather", "ring", Level::kFlat, bytes, iters, warmup, &flat);
     ok &= measure(flatComm, "reducescatter", "ring", Level::kFlat, bytes, iters, warmup, &flat);
+  }
+  // The MPI library's own collectives ("native"), at sizes a factor 8 apart up to 16 MiB (the
+  // tuner extends the last stretch beyond).
+  for (size_t bytes = 8; bytes <= (size_t{16} << 20); bytes *= 8) {
+    for (const char* op : kNativeOps) {
+      if (std::string(op) == "barrier" && bytes != 8) continue;
+      measureNative(op, bytes, iters, warmup, rank, size, &native[op]);
+    }
   }
   }
   auto medians = [](std::vector<Sample>& v) {
@@ -336,6 +386,17 @@ int calibrate(const std::string& path, int iters, int warmup) {
   params.nodeMem = nodeFit.mem;
   params.lane = laneFit.link;
   params.laneMem = laneFit.mem;
+  // Native: the median over the sweeps at each size (job-wide medians already, the same on every rank).
+  params.native.ranks = size;
+  for (auto& [op, samples] : native) {
+    std::map<size_t, std::vector<double>> bySize;
+    for (const auto& [bytes, seconds] : samples) bySize[bytes].push_back(seconds);
+    auto& points = params.native.points[findDescriptor(op)->coll];
+    for (auto& [bytes, t] : bySize) {
+      std::sort(t.begin(), t.end());
+      points.push_back({static_cast<double>(bytes), t[t.size() / 2]});
+    }
+  }
   int allOk = ok ? 1 : 0;
   MPI_Allreduce(MPI_IN_PLACE, &allOk, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
   int rc = 0;
@@ -349,6 +410,12 @@ int calibrate(const std::string& path, int iters, int warmup) {
     else std::printf("#   node  no node team: defaults kept\n");
     if (nodes > 1) report("lane", laneFit, cacheBytes, lane);
     else std::printf("#   lane  one node: lanes take the flat parameters\n");
+    std::printf("#   native: the MPI library's own collectives (median us at each size; the tuner interpolates)\n");
+    for (const auto& [coll, points] : params.native.points) {
+      std::string row;
+      for (const auto& [bytes, seconds] : points) row += strformat("  %.0f B %.2f", bytes, seconds * 1e6);
+      std::printf("#         %-14s%s\n", collectiveName(coll), row.c_str());
+    }
     const Status s = saveCostParams(path, params);
     if (!s.ok()) {
       std::fprintf(stderr, "strata-perf --calibrate: %s\n", s.message().c_str());

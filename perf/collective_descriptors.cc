@@ -244,42 +244,72 @@ bool mpiSupports(const CollectiveDescriptor& d, const CallArgs& a, std::string* 
 
 bool mpiMovesInPlaceResult(const CollectiveDescriptor& d) { return d.coll == Collective::kReduceScatter; }
 
+namespace {
+
+// The MPI entry points a baseline calls: the ordinary names (whatever defines them in the process,
+// the MPI face included) or the profiling names (always the MPI library itself).
+struct MpiEntryPoints {
+  int (*allreduce)(const void*, void*, int, MPI_Datatype, MPI_Op, MPI_Comm);
+  int (*bcast)(void*, int, MPI_Datatype, int, MPI_Comm);
+  int (*reduce)(const void*, void*, int, MPI_Datatype, MPI_Op, int, MPI_Comm);
+  int (*allgather)(const void*, int, MPI_Datatype, void*, int, MPI_Datatype, MPI_Comm);
+  int (*reduceScatterBlock)(const void*, void*, int, MPI_Datatype, MPI_Op, MPI_Comm);
+  int (*gather)(const void*, int, MPI_Datatype, void*, int, MPI_Datatype, int, MPI_Comm);
+  int (*scatter)(const void*, int, MPI_Datatype, void*, int, MPI_Datatype, int, MPI_Comm);
+  int (*alltoall)(const void*, int, MPI_Datatype, void*, int, MPI_Datatype, MPI_Comm);
+  int (*scan)(const void*, void*, int, MPI_Datatype, MPI_Op, MPI_Comm);
+  int (*exscan)(const void*, void*, int, MPI_Datatype, MPI_Op, MPI_Comm);
+  int (*sendrecv)(const void*, int, MPI_Datatype, int, int, void*, int, MPI_Datatype, int, int, MPI_Comm, MPI_Status*);
+  int (*sendrecvReplace)(void*, int, MPI_Datatype, int, int, int, int, MPI_Comm, MPI_Status*);
+  int (*barrier)(MPI_Comm);
+};
+
+const MpiEntryPoints kMpiNames = {MPI_Allreduce, MPI_Bcast,   MPI_Reduce,   MPI_Allgather, MPI_Reduce_scatter_block,
+                                  MPI_Gather,    MPI_Scatter, MPI_Alltoall, MPI_Scan,      MPI_Exscan,
+                                  MPI_Sendrecv,  MPI_Sendrecv_replace,      MPI_Barrier};
+const MpiEntryPoints kProfilingNames = {PMPI_Allreduce, PMPI_Bcast,   PMPI_Reduce,   PMPI_Allgather, PMPI_Reduce_scatter_block,
+                                        PMPI_Gather,    PMPI_Scatter, PMPI_Alltoall, PMPI_Scan,      PMPI_Exscan,
+                                        PMPI_Sendrecv,  PMPI_Sendrecv_replace,       PMPI_Barrier};
+
+}  // namespace
+
 int runMpi(const CollectiveDescriptor& d, const CallShape& s, const CallArgs& a, const void* send, void* recv,
-           MPI_Comm comm, int rank, size_t es) {
+           MPI_Comm comm, int rank, size_t es, MpiNames names) {
+  const MpiEntryPoints& f = names == MpiNames::kProfiling ? kProfilingNames : kMpiNames;
   const MPI_Datatype t = mpiType(a.type);
   const int count = static_cast<int>(s.count);
   const bool inPlace = a.inPlace;
   switch (d.coll) {
     case Collective::kAllReduce:
-      return MPI_Allreduce(inPlace ? MPI_IN_PLACE : send, recv, count, t, mpiOp(a.op), comm);
+      return f.allreduce(inPlace ? MPI_IN_PLACE : send, recv, count, t, mpiOp(a.op), comm);
     case Collective::kBroadcast:
       // MPI_Bcast is in place by nature; out of place, the root first copies its input.
       if (!inPlace && rank == a.root && send != recv) std::memcpy(recv, send, s.count * es);
-      return MPI_Bcast(recv, count, t, a.root, comm);
+      return f.bcast(recv, count, t, a.root, comm);
     case Collective::kReduce:
-      return MPI_Reduce(inPlace && rank == a.root ? MPI_IN_PLACE : send, recv, count, t, mpiOp(a.op), a.root, comm);
+      return f.reduce(inPlace && rank == a.root ? MPI_IN_PLACE : send, recv, count, t, mpiOp(a.op), a.root, comm);
     case Collective::kAllGather:
-      return MPI_Allgather(inPlace ? MPI_IN_PLACE : send, count, t, recv, count, t, comm);
+      return f.allgather(inPlace ? MPI_IN_PLACE : send, count, t, recv, count, t, comm);
     case Collective::kReduceScatter:
       // MPI_IN_PLACE: the input is the receive buffer, and the result lands at its start.
-      return inPlace ? MPI_Reduce_scatter_block(MPI_IN_PLACE, const_cast<void*>(send), count, t, mpiOp(a.op), comm)
-                     : MPI_Reduce_scatter_block(send, recv, count, t, mpiOp(a.op), comm);
+      return inPlace ? f.reduceScatterBlock(MPI_IN_PLACE, const_cast<void*>(send), count, t, mpiOp(a.op), comm)
+                     : f.reduceScatterBlock(send, recv, count, t, mpiOp(a.op), comm);
     case Collective::kGather:
-      return MPI_Gather(inPlace && rank == a.root ? MPI_IN_PLACE : send, count, t, recv, count, t, a.root, comm);
+      return f.gather(inPlace && rank == a.root ? MPI_IN_PLACE : send, count, t, recv, count, t, a.root, comm);
     case Collective::kScatter:
-      return MPI_Scatter(send, count, t, inPlace && rank == a.root ? MPI_IN_PLACE : recv, count, t, a.root, comm);
-    case Collective::kAllToAll: return MPI_Alltoall(inPlace ? MPI_IN_PLACE : send, count, t, recv, count, t, comm);
-    case Collective::kScan: return MPI_Scan(inPlace ? MPI_IN_PLACE : send, recv, count, t, mpiOp(a.op), comm);
-    case Collective::kExscan: return MPI_Exscan(inPlace ? MPI_IN_PLACE : send, recv, count, t, mpiOp(a.op), comm);
+      return f.scatter(send, count, t, inPlace && rank == a.root ? MPI_IN_PLACE : recv, count, t, a.root, comm);
+    case Collective::kAllToAll: return f.alltoall(inPlace ? MPI_IN_PLACE : send, count, t, recv, count, t, comm);
+    case Collective::kScan: return f.scan(inPlace ? MPI_IN_PLACE : send, recv, count, t, mpiOp(a.op), comm);
+    case Collective::kExscan: return f.exscan(inPlace ? MPI_IN_PLACE : send, recv, count, t, mpiOp(a.op), comm);
     case Collective::kShift: {
       // MPI has no shift collective: the baseline is the one exchange it takes.
       int p = 0;
       MPI_Comm_size(comm, &p);
       const int to = ((rank + a.shift) % p + p) % p, from = ((rank - a.shift) % p + p) % p;
-      return inPlace ? MPI_Sendrecv_replace(recv, count, t, to, 0, from, 0, comm, MPI_STATUS_IGNORE)
-                     : MPI_Sendrecv(send, count, t, to, 0, recv, count, t, from, 0, comm, MPI_STATUS_IGNORE);
+      return inPlace ? f.sendrecvReplace(recv, count, t, to, 0, from, 0, comm, MPI_STATUS_IGNORE)
+                     : f.sendrecv(send, count, t, to, 0, recv, count, t, from, 0, comm, MPI_STATUS_IGNORE);
     }
-    case Collective::kBarrier: return MPI_Barrier(comm);
+    case Collective::kBarrier: return f.barrier(comm);
     default: return MPI_ERR_OTHER;
   }
 }

@@ -64,8 +64,11 @@ strataResult_t runStrata(const CollectiveDescriptor& d, const CallShape& s, cons
                          void* recv, strataComm_t comm, cudaStream_t stream);
 // The MPI library's own collective; returns false (and why) where MPI cannot express the call.
 bool mpiSupports(const CollectiveDescriptor& d, const CallArgs& a, std::string* why);
+// kMpi calls MPI_Allreduce etc., whatever defines them in the process (the MPI face, when it is
+// preloaded); kProfiling calls PMPI_Allreduce etc., always the MPI library's own.
+enum class MpiNames { kMpi, kProfiling };
 int runMpi(const CollectiveDescriptor& d, const CallShape& s, const CallArgs& a, const void* send, void* recv,
-           MPI_Comm comm, int rank, size_t elemSize);
+           MPI_Comm comm, int rank, size_t elemSize, MpiNames names);
 // MPI's in-place reduce-scatter leaves the result at the start of the buffer, not at the rank's block.
 bool mpiMovesInPlaceResult(const CollectiveDescriptor& d);
 

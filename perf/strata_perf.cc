@@ -59,6 +59,8 @@ struct Options {
 };
 
 int gRank = 0, gSize = 1;
+// The MPI library's collectives as a baseline: through their ordinary names, or the profiling ones.
+bool isMpiImpl(const std::string& impl) { return impl == "mpi" || impl == "pmpi"; }
 std::string gNcclWhy;      // why NCCL cannot run here ("" when it can)
 double gCopyBandwidth = 0;  // --mem device: the GPU's device-to-device copy bandwidth, GB/s moved
 
@@ -79,8 +81,9 @@ double gCopyBandwidth = 0;  // --mem device: the GPU's device-to-device copy ban
         "  -z, --blocking 0|1   wait for completion after each call (host calls always complete)\n"
         "  --op NAME[,NAME]     allreduce broadcast reduce allgather reducescatter gather scatter alltoall\n"
         "                       scan exscan shift barrier, or all\n"
-        "  --impl I[,I]         strata, mpi (the MPI library's own collective), nccl (--mem device);\n"
-        "                       the first is the subject\n"
+        "  --impl I[,I]         strata, mpi (MPI_Allreduce etc.: the MPI library's own collective, or the\n"
+        "                       MPI face's under LD_PRELOAD=libstrata_mpi.so), pmpi (PMPI_Allreduce etc.:\n"
+        "                       always the MPI library's), nccl (--mem device); the first is the subject\n"
         "  --algo A[,A]|all     algorithm(s) of strata's collective (auto: the tuner's choice); all: every one\n"
         "  --mem host|device    memory space of the buffers (device: calls ordered on a CUDA stream,\n"
         "                       timed to the stream's completion; mpi then stages whole buffers\n"
@@ -185,7 +188,7 @@ Options parseOptions(int argc, char** argv) {
   }
   (void)opIsCollective;
   for (const std::string& impl : o.impls) {
-    if (impl != "strata" && impl != "mpi" && impl != "nccl") {
+    if (impl != "strata" && !isMpiImpl(impl) && impl != "nccl") {
       if (gRank == 0) std::fprintf(stderr, "strata-perf: --impl %s is not available in this build\n", impl.c_str());
       usageAndExit(2);
     }
@@ -381,7 +384,7 @@ struct Runner {
       row.type = dataTypeName(o.type);
       row.redop = d.hasOp ? redOpName(o.op) : "none";
       row.root = d.hasRoot ? o.root : -1;
-      if (row.impl == "mpi" && !mpiSupports(d, a, &row.why)) row.supported = false;
+      if (isMpiImpl(row.impl) && !mpiSupports(d, a, &row.why)) row.supported = false;
       if (row.impl == "nccl") {
         if (!gNcclWhy.empty()) {
           row.supported = false;
@@ -407,14 +410,15 @@ struct Runner {
           return true;
         }
         if (variants[v].first == "nccl") return runNccl(d, s, a, send, recv) == 0;
-        if (!device) return runMpi(d, s, a, send, recv, MPI_COMM_WORLD, gRank, es) == MPI_SUCCESS;
+        const MpiNames names = variants[v].first == "pmpi" ? MpiNames::kProfiling : MpiNames::kMpi;
+        if (!device) return runMpi(d, s, a, send, recv, MPI_COMM_WORLD, gRank, es, names) == MPI_SUCCESS;
         // MPI on device buffers without CUDA-aware MPI: the whole buffers through the host in one go
         // (device-to-host, MPI, host-to-device), the baseline of the staged pipeline.
         const void* hs = nullptr;
         void* hr = nullptr;
         callPointers(d, s, a, gRank, es, buf, &hs, &hr);
         copyToHost(const_cast<void*>(hs), send, s.sendElems * es);
-        const int rc = runMpi(d, s, a, hs, hr, MPI_COMM_WORLD, gRank, es);
+        const int rc = runMpi(d, s, a, hs, hr, MPI_COMM_WORLD, gRank, es, names);
         copyToDevice(recv, hr, s.recvElems * es);
         return rc == MPI_SUCCESS;
       };
@@ -435,7 +439,7 @@ struct Runner {
           copyToHost(buf.recv, dbuf.recv, s.recvElems * es);
           copyToHost(buf.send, dbuf.send, s.sendElems * es);
         }
-        long long local = ran ? static_cast<long long>(countWrong(d, s, a, gRank, gSize, buf, variants[v].first == "mpi"))
+        long long local = ran ? static_cast<long long>(countWrong(d, s, a, gRank, gSize, buf, isMpiImpl(variants[v].first)))
                               : static_cast<long long>(std::max<size_t>(1, s.recvElems));
         MPI_Allreduce(&local, &rows[v].wrong[ip], 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
         totalWrong += rows[v].wrong[ip];
@@ -698,7 +702,7 @@ int mainImpl(int argc, char** argv) {
     std::vector<std::pair<std::string, std::string>> variants;
     for (const std::string& impl : o.impls) {
       std::vector<std::string> algos = splitList(o.algo);
-      if (impl == "mpi") algos = {"-"};
+      if (isMpiImpl(impl)) algos = {"-"};
       else if (o.algo == "all") algos = algorithmNames(d.coll);
       for (const std::string& algo : algos) variants.push_back({impl, algo});
     }

@@ -62,6 +62,7 @@ Status planFor(strataComm* comm, const CollectiveArgs& args, std::shared_ptr<Cac
   // instead of being swapped for another.
   in.nodeTeam = comm->nodeTeam != nullptr && (!args.device || comm->deviceNodeTeam);
   in.hostProcesses = comm->hostProcesses;
+  in.nativeTimes = &comm->costs.native;
   in.native = nativeSupports(args) && (comm->config.mpiNative || comm->config.forcedFor(args.coll) == kNativeAlgorithm);
   Candidate choice;
   // Every rank takes part in the agreement, a rank whose selection failed too (its peers learn of it).

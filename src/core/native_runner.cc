@@ -36,25 +36,98 @@ bool mpiOp(RedOp op, MPI_Op* out) {
 
 bool fitsInt(size_t v) { return v <= static_cast<size_t>(INT_MAX); }
 
-std::vector<int> ints(const std::vector<size_t>& v) { return std::vector<int>(v.begin(), v.end()); }
+bool allFitInt(const std::vector<size_t>& v) {
+  for (size_t x : v) {
+    if (!fitsInt(x)) return false;
+  }
+  return true;
+}
+
+std::vector<int> ints(const std::vector<size_t>& v, size_t unit = 1) {
+  std::vector<int> out(v.size());
+  for (size_t i = 0; i < v.size(); ++i) out[i] = static_cast<int>(v[i] / unit);
+  return out;
+}
+
+// The v-variants whose counts and displacements are this rank's own (or the root's alone).
+bool rankLocalArrays(Collective c) {
+  return c == Collective::kGatherv || c == Collective::kScatterv || c == Collective::kAllToAllv;
+}
+
+// MPI takes int counts and displacements. The smallest unit (a power of two of elements) in which
+// every value is a whole number that fits an int; 0 if there is none. A run of `unit` elements keeps
+// the type signature, so ranks may choose different units for the same call.
+size_t unitFor(const CollectiveArgs& a) {
+  for (size_t unit = 1; unit <= (size_t{1} << 20); unit *= 2) {
+    bool fits = a.count % unit == 0 && fitsInt(a.count / unit);
+    for (const auto* v : {&a.counts, &a.displs, &a.sendCounts, &a.sendDispls}) {
+      for (size_t x : *v) fits = fits && x % unit == 0 && fitsInt(x / unit);
+    }
+    if (fits) return unit;
+  }
+  return 0;
+}
 
 }  // namespace
 
 bool nativeSupports(const CollectiveArgs& a) {
+  // Only what every rank shares decides it, so every rank picks the same candidates.
   if (a.device || a.coll == Collective::kShift) return false;
   MPI_Datatype t;
   MPI_Op o;
   if (!mpiType(a.type, &t)) return false;
   if ((isReduction(a.coll)) && !mpiOp(a.op, &o)) return false;
-  const size_t p = static_cast<size_t>(a.commSize);
-  if (!fitsInt(a.count) || !fitsInt(a.count * p)) return false;
-  for (const auto* v : {&a.counts, &a.displs, &a.sendCounts, &a.sendDispls}) {
-    for (size_t x : *v) {
-      if (!fitsInt(x)) return false;
+  if (rankLocalArrays(a.coll)) return true;  // runNative picks a unit that fits, per rank
+  return fitsInt(a.count) && allFitInt(a.counts) && allFitInt(a.displs);
+}
+
+namespace {
+
+// gatherv, scatterv and alltoallv: counts and displacements in a unit of `unit` elements (unitFor).
+Status runNativeRankLocal(strataComm* comm, const CollectiveArgs& a, MPI_Datatype element, const void* send, void* recv) {
+  const size_t unit = unitFor(a);
+  STRATA_REQUIRE(unit != 0, strataInvalidArgument,
+                 "native: %s counts and displacements have no common unit in which they fit MPI's int",
+                 collectiveName(a.coll));
+  MPI_Datatype t = element;
+  if (unit > 1) {
+    STRATA_CHECK_MPI(PMPI_Type_contiguous(static_cast<int>(unit), element, &t));
+    STRATA_CHECK_MPI(PMPI_Type_commit(&t));
+  }
+  const MPI_Comm c = comm->comm;
+  const bool root = comm->rank == a.root;
+  const int n = static_cast<int>(a.count / unit);
+  int rc = MPI_SUCCESS;
+  switch (a.coll) {
+    case Collective::kGatherv: {
+      const std::vector<int> counts = ints(a.counts, unit), displs = ints(a.displs, unit);
+      rc = PMPI_Gatherv(root && a.inPlace ? MPI_IN_PLACE : send, n, t, recv, root ? counts.data() : nullptr,
+                        root ? displs.data() : nullptr, t, a.root, c);
+      break;
+    }
+    case Collective::kScatterv: {
+      const std::vector<int> counts = ints(a.sendCounts, unit), displs = ints(a.sendDispls, unit);
+      rc = PMPI_Scatterv(send, root ? counts.data() : nullptr, root ? displs.data() : nullptr, t,
+                         root && a.inPlace ? MPI_IN_PLACE : recv, n, t, a.root, c);
+      break;
+    }
+    default: {  // alltoallv
+      const std::vector<int> rcounts = ints(a.counts, unit), rdispls = ints(a.displs, unit);
+      if (a.inPlace) {
+        rc = PMPI_Alltoallv(MPI_IN_PLACE, nullptr, nullptr, t, recv, rcounts.data(), rdispls.data(), t, c);
+      } else {
+        const std::vector<int> scounts = ints(a.sendCounts, unit), sdispls = ints(a.sendDispls, unit);
+        rc = PMPI_Alltoallv(send, scounts.data(), sdispls.data(), t, recv, rcounts.data(), rdispls.data(), t, c);
+      }
+      break;
     }
   }
-  return true;
+  if (unit > 1) PMPI_Type_free(&t);
+  if (rc != MPI_SUCCESS) return mpiError(collectiveName(a.coll), rc, STRATA_WHERE);
+  return Status::Ok();
 }
+
+}  // namespace
 
 Status runNative(strataComm* comm, const CollectiveArgs& a, const void* send, void* recv) {
   MPI_Datatype t = MPI_DATATYPE_NULL;
@@ -118,28 +191,9 @@ Status runNative(strataComm* comm, const CollectiveArgs& a, const void* send, vo
       STRATA_CHECK_MPI(PMPI_Allgatherv(a.inPlace ? MPI_IN_PLACE : send, n, t, recv, counts.data(), displs.data(), t, c));
       break;
     }
-    case Collective::kGatherv: {
-      const std::vector<int> counts = ints(a.counts), displs = ints(a.displs);
-      STRATA_CHECK_MPI(PMPI_Gatherv(root && a.inPlace ? MPI_IN_PLACE : send, n, t, recv, root ? counts.data() : nullptr,
-                                    root ? displs.data() : nullptr, t, a.root, c));
-      break;
-    }
-    case Collective::kScatterv: {
-      const std::vector<int> counts = ints(a.sendCounts), displs = ints(a.sendDispls);
-      STRATA_CHECK_MPI(PMPI_Scatterv(send, root ? counts.data() : nullptr, root ? displs.data() : nullptr, t,
-                                     root && a.inPlace ? MPI_IN_PLACE : recv, n, t, a.root, c));
-      break;
-    }
-    case Collective::kAllToAllv: {
-      const std::vector<int> rc = ints(a.counts), rd = ints(a.displs);
-      if (a.inPlace) {
-        STRATA_CHECK_MPI(PMPI_Alltoallv(MPI_IN_PLACE, nullptr, nullptr, t, recv, rc.data(), rd.data(), t, c));
-      } else {
-        const std::vector<int> sc = ints(a.sendCounts), sd = ints(a.sendDispls);
-        STRATA_CHECK_MPI(PMPI_Alltoallv(send, sc.data(), sd.data(), t, recv, rc.data(), rd.data(), t, c));
-      }
-      break;
-    }
+    case Collective::kGatherv:
+    case Collective::kScatterv:
+    case Collective::kAllToAllv: return runNativeRankLocal(comm, a, t, send, recv);
     case Collective::kReduceScatterv: {
       const std::vector<int> counts = ints(a.counts);
       if (a.inPlace) {

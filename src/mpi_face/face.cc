@@ -1,5 +1,6 @@
 #include "src/mpi_face/face.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
@@ -7,6 +8,7 @@
 #include <map>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #ifdef STRATA_HAVE_CUDA
 #include <cuda_runtime.h>
@@ -21,7 +23,8 @@ thread_local int tGuardDepth = 0;
 struct Counts {
   std::atomic<long> served{0};
   std::mutex mutex;
-  std::map<std::string, long> passed;  // why -> calls
+  // why (a string literal: its address is its identity, so counting allocates nothing) -> calls
+  std::map<const char*, long> passed;
 };
 
 struct State {
@@ -29,7 +32,8 @@ struct State {
   int commKey = MPI_KEYVAL_INVALID;
   int selfKey = MPI_KEYVAL_INVALID;
   Counts counts[kNumCalls];
-  std::mutex mutex;  // creation of keyvals and communicators
+  std::mutex mutex;                 // creation of keyvals and communicators
+  std::vector<MPI_Comm> withComm;   // MPI communicators holding a Strata communicator, in creation order
   State() {
     const char* list = std::getenv("STRATA_MPI_COLLECTIVES");
     for (int c = 0; c < kNumCalls; ++c) enabled[c] = list == nullptr || *list == '\0';
@@ -71,15 +75,34 @@ void printCounts() {
 }
 
 // Attribute callbacks run inside the MPI library: Strata's MPI calls go straight to it.
-int deleteComm(MPI_Comm, int, void* value, void*) {
+int deleteComm(MPI_Comm comm, int, void* value, void*) {
   Guard guard;
-  strataCommDestroy(static_cast<strataComm_t>(value));
+  {
+    State& s = state();
+    std::lock_guard<std::mutex> lock(s.mutex);
+    s.withComm.erase(std::remove(s.withComm.begin(), s.withComm.end(), comm), s.withComm.end());
+  }
+  if (value != nullptr) strataCommDestroy(static_cast<strataComm_t>(value));
   return MPI_SUCCESS;
 }
 
-// MPI_Finalize deletes MPI_COMM_SELF's attributes first, while MPI still works.
+// MPI_Finalize deletes MPI_COMM_SELF's attributes first, while MPI still works (MPI promises that
+// for MPI_COMM_SELF only): every Strata communicator still alive is destroyed here, in the order the
+// communicators were created (the same on every rank), since Strata's destroy is collective.
 int deleteSelf(MPI_Comm, int, void*, void*) {
   printCounts();
+  State& s = state();
+  for (;;) {
+    MPI_Comm comm = MPI_COMM_NULL;
+    {
+      std::lock_guard<std::mutex> lock(s.mutex);
+      if (s.withComm.empty()) break;
+      comm = s.withComm.front();
+    }
+    PMPI_Comm_delete_attr(comm, s.commKey);  // runs deleteComm, which drops it from the list
+    std::lock_guard<std::mutex> lock(s.mutex);
+    if (!s.withComm.empty() && s.withComm.front() == comm) s.withComm.erase(s.withComm.begin());
+  }
   return MPI_SUCCESS;
 }
 
@@ -154,6 +177,10 @@ strataComm_t strataCommOf(MPI_Comm comm, const char** why) {
     *why = "Strata could not create its communicator";
   }
   PMPI_Comm_set_attr(comm, s.commKey, sc);
+  {
+    std::lock_guard<std::mutex> lock(s.mutex);
+    s.withComm.push_back(comm);
+  }
   return sc;
 }
 
@@ -167,10 +194,13 @@ void countPassed(Call c, const char* why) {
 
 int finishServed(Call c, MPI_Comm comm, strataComm_t sc, strataResult_t rc, const void* probe) {
 #ifdef STRATA_HAVE_CUDA
-  // Device buffers: the call was queued on the legacy default stream; MPI returns with the result in place.
+  // Device (or managed) buffers: the call was queued on the legacy default stream; MPI returns with
+  // the result in place.
   if (rc == strataSuccess && probe != nullptr) {
     cudaPointerAttributes attr{};
-    if (cudaPointerGetAttributes(&attr, probe) == cudaSuccess && attr.type == cudaMemoryTypeDevice) {
+    if (cudaPointerGetAttributes(&attr, probe) != cudaSuccess) {
+      cudaGetLastError();
+    } else if (attr.type == cudaMemoryTypeDevice || attr.type == cudaMemoryTypeManaged) {
       if (cudaStreamSynchronize(nullptr) != cudaSuccess) rc = strataUnhandledCudaError;
     }
   }
@@ -185,8 +215,21 @@ int finishServed(Call c, MPI_Comm comm, strataComm_t sc, strataResult_t rc, cons
     }
     return MPI_SUCCESS;
   }
-  const std::string message = std::string("strata-mpi: MPI_") + callName(c) + ": " + strataGetErrorString(rc) + ": " +
-                              strataGetLastError(sc);
+  return failServed(c, comm, std::string(strataGetErrorString(rc)) + ": " + strataGetLastError(sc));
+}
+
+int failServed(Call c, MPI_Comm comm, const std::string& what) {
+  const std::string message = std::string("strata-mpi: MPI_") + callName(c) + ": " + what;
+  // The face's own error code: MPI_Error_string gives the last failure's message (MPI lets a user
+  // code's string be replaced), so a program on MPI_ERRORS_RETURN can still say what went wrong.
+  static const int code = [] {
+    int errorClass = MPI_ERR_OTHER, errorCode = MPI_ERR_OTHER;
+    if (PMPI_Add_error_class(&errorClass) != MPI_SUCCESS || PMPI_Add_error_code(errorClass, &errorCode) != MPI_SUCCESS) {
+      return static_cast<int>(MPI_ERR_OTHER);
+    }
+    return errorCode;
+  }();
+  if (code != MPI_ERR_OTHER) PMPI_Add_error_string(code, message.substr(0, MPI_MAX_ERROR_STRING - 1).c_str());
   MPI_Errhandler handler = MPI_ERRHANDLER_NULL;
   PMPI_Comm_get_errhandler(comm, &handler);
   const bool returns = handler == MPI_ERRORS_RETURN;
@@ -194,10 +237,10 @@ int finishServed(Call c, MPI_Comm comm, strataComm_t sc, strataResult_t rc, cons
   if (handler != MPI_ERRHANDLER_NULL) PMPI_Errhandler_free(&handler);
   if (fatal) {
     std::fprintf(stderr, "%s\n", message.c_str());
-    PMPI_Abort(comm, MPI_ERR_OTHER);
+    PMPI_Abort(comm, code);
   }
-  if (!returns) PMPI_Comm_call_errhandler(comm, MPI_ERR_OTHER);
-  return MPI_ERR_OTHER;
+  if (!returns) PMPI_Comm_call_errhandler(comm, code);
+  return code;
 }
 
 }  // namespace strata::mpi_face

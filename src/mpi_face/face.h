@@ -8,6 +8,8 @@
 #include <mpi.h>
 #include <strata/strata.h>
 
+#include <string>
+
 namespace strata::mpi_face {
 
 enum class Call : int {
@@ -53,5 +55,8 @@ void countPassed(Call c, const char* why);
 // Counts the call as served, waits for a device result, and turns a Strata error into what the
 // communicator's MPI error handler makes of it.
 int finishServed(Call c, MPI_Comm comm, strataComm_t sc, strataResult_t rc, const void* probe);
+// A served call that failed outside Strata (packing, moving a result): `what` goes to the
+// communicator's MPI error handler as finishServed's errors do.
+int failServed(Call c, MPI_Comm comm, const std::string& what);
 
 }  // namespace strata::mpi_face

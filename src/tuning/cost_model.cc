@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -72,6 +73,41 @@ double lastLevelCacheBytes() {
   return 0;
 }
 
+double NativeTimes::predict(Collective c, double bytes, int p) const {
+  if (p != ranks) return -1;
+  const auto it = points.find(c);
+  if (it == points.end() || it->second.empty()) return -1;
+  const std::vector<std::pair<double, double>>& v = it->second;
+  if (v.size() == 1 || bytes <= v.front().first) return v.front().second;
+  size_t k = 1;
+  while (k + 1 < v.size() && v[k].first < bytes) ++k;
+  const auto [x0, y0] = v[k - 1];
+  const auto [x1, y1] = v[k];
+  const double t = y0 + (y1 - y0) * (bytes - x0) / (x1 - x0);
+  return std::max(t, 0.0);
+}
+
+namespace {
+
+// "native.allreduce.65536" -> (allreduce, 65536); false when it is not such a key.
+bool nativeKey(const std::string& key, Collective* c, double* bytes) {
+  const size_t dot = key.rfind('.');
+  if (key.rfind("native.", 0) != 0 || dot <= 7) return false;
+  const std::string name = key.substr(7, dot - 7);
+  char* end = nullptr;
+  *bytes = std::strtod(key.c_str() + dot + 1, &end);
+  if (end == nullptr || *end != '\0' || *bytes < 0) return false;
+  for (int k = 0; k < kNumCollectives; ++k) {
+    if (name == collectiveName(static_cast<Collective>(k))) {
+      *c = static_cast<Collective>(k);
+      return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
 Status loadCostParams(const std::string& path, CostParams* out) {
   std::ifstream in(path);
   STRATA_REQUIRE(in.good(), strataInvalidArgument, "cannot read the cost file '%s'", path.c_str());
@@ -90,6 +126,16 @@ Status loadCostParams(const std::string& path, CostParams* out) {
     }
     if (key == "cache_bytes") {
       p.cacheBytes = value;
+      continue;
+    }
+    if (key == "native.ranks") {
+      p.native.ranks = static_cast<int>(value);
+      continue;
+    }
+    Collective nativeColl;
+    double nativeBytes = 0;
+    if (nativeKey(key, &nativeColl, &nativeBytes)) {
+      p.native.points[nativeColl].push_back({nativeBytes, value});
       continue;
     }
     LinkCost* level = nullptr;
@@ -112,6 +158,7 @@ Status loadCostParams(const std::string& path, CostParams* out) {
     if (seen.count(level + ".beta") && !seen.count(level + ".beta_mem")) mem->betaMem = 0;
     if (seen.count(level + ".gamma") && !seen.count(level + ".gamma_mem")) mem->gammaMem = 0;
   }
+  for (auto& [coll, v] : p.native.points) std::sort(v.begin(), v.end());
   p.source = path;
   *out = p;
   return Status::Ok();
@@ -131,6 +178,13 @@ Status saveCostParams(const std::string& path, const CostParams& params) {
   for (const auto& l : levels) {
     std::fprintf(f, "%s.alpha %.6e\n%s.beta %.6e\n%s.gamma %.6e\n%s.beta_mem %.6e\n%s.gamma_mem %.6e\n", l.name, l.c->alpha,
                  l.name, l.c->beta, l.name, l.c->gamma, l.name, l.m->betaMem, l.name, l.m->gammaMem);
+  }
+  if (params.native.ranks > 0) {
+    std::fprintf(f, "# the MPI library's own collectives (native): seconds at each size (callBytes), on native.ranks ranks\n");
+    std::fprintf(f, "native.ranks %d\n", params.native.ranks);
+    for (const auto& [coll, v] : params.native.points) {
+      for (const auto& [bytes, seconds] : v) std::fprintf(f, "native.%s.%.0f %.6e\n", collectiveName(coll), bytes, seconds);
+    }
   }
   std::fclose(f);
   return Status::Ok();

@@ -2,15 +2,33 @@
 // written by `strata-perf --calibrate`).
 #pragma once
 
+#include <map>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "kernels/common/status.h"
+#include "kernels/plan/collective.h"
 #include "kernels/plan/cost.h"
 
 namespace strata {
 
+// The MPI library's own collectives, as calibration measured them (the tuner's "native"
+// candidate, src/core/native_runner.h): per collective, the median time at each measured size, on
+// `ranks` ranks. A prediction interpolates linearly between the measured sizes (each stretch is
+// the alpha + beta m of whatever protocol the library used there), holds the smallest size's time
+// below it and extends the last stretch above it.
+struct NativeTimes {
+  int ranks = 0;  // 0: never measured
+  std::map<Collective, std::vector<std::pair<double, double>>> points;  // (bytes, seconds), by bytes
+  // The predicted seconds of `c` moving `bytes` (callBytes of the call) on `p` ranks, or -1 when the
+  // calibration did not measure it on p ranks.
+  double predict(Collective c, double bytes, int p) const;
+};
+
 struct CostParams : LevelCosts {
   std::string source = "defaults";
+  NativeTimes native;
 };
 
 CostParams defaultCostParams();
@@ -21,7 +39,8 @@ CostParams defaultCostParams();
 LevelCosts deviceCostParams(const LevelCosts& host);
 // The last-level cache of the first CPU in bytes (0 when unknown): the cost model's cache term.
 double lastLevelCacheBytes();
-// Reads "key value" lines: flat.alpha, flat.beta, flat.gamma, node.*, lane.* (seconds, s/byte).
+// Reads "key value" lines: flat.alpha, flat.beta, flat.gamma, node.*, lane.* (seconds, s/byte),
+// native.ranks and native.COLLECTIVE.BYTES (seconds).
 Status loadCostParams(const std::string& path, CostParams* out);
 Status saveCostParams(const std::string& path, const CostParams& params);
 

@@ -14,6 +14,34 @@ std::vector<std::string> algorithmNames(Collective c) {
   return names;
 }
 
+namespace {
+
+// The collective whose measured times price a v-variant.
+Collective regularOf(Collective c) {
+  switch (c) {
+    case Collective::kAllGatherv: return Collective::kAllGather;
+    case Collective::kGatherv: return Collective::kGather;
+    case Collective::kScatterv: return Collective::kScatter;
+    case Collective::kAllToAllv: return Collective::kAllToAll;
+    case Collective::kReduceScatterv: return Collective::kReduceScatter;
+    default: return c;
+  }
+}
+
+// The cheapest prediction among the automatic flat candidates of `c` in `candidates`, or -1.
+double bestFlat(const std::vector<Candidate>& candidates, Collective c) {
+  const std::vector<const FlatAlgorithm*> flats = flatAlgorithmsFor(c);
+  double best = -1;
+  for (const Candidate& cand : candidates) {
+    const bool flat =
+        std::any_of(flats.begin(), flats.end(), [&](const FlatAlgorithm* f) { return cand.name == f->name; });
+    if (flat && cand.automatic && (best < 0 || cand.predictedSeconds < best)) best = cand.predictedSeconds;
+  }
+  return best;
+}
+
+}  // namespace
+
 std::vector<Candidate> candidatesFor(const TunerInput& in, std::vector<std::string>* rejected) {
   const CollectiveArgs& args = *in.args;
   const CollectiveArgs global = selectionArgs(args);
@@ -52,15 +80,12 @@ std::vector<Candidate> candidatesFor(const TunerInput& in, std::vector<std::stri
     out.push_back(std::move(c));
   }
   if (in.native) {
-    // The MPI library runs flat algorithms over the same network: priced as the best of Strata's
-    // flat ones on the calibrated flat level, it wins every tie (it has no plan to run).
-    double best = -1;
-    const std::vector<const FlatAlgorithm*> flats = flatAlgorithmsFor(args.coll);
-    for (const Candidate& c : out) {
-      const bool flat =
-          std::any_of(flats.begin(), flats.end(), [&](const FlatAlgorithm* f) { return c.name == f->name; });
-      if (flat && c.automatic && (best < 0 || c.predictedSeconds < best)) best = c.predictedSeconds;
-    }
+    // The MPI library's collective as calibration measured it (the v-variants priced as their
+    // regular collective of the same bytes per rank); without a measurement on this many ranks,
+    // as the best of Strata's flat algorithms on the flat level (the MPI library runs flat
+    // algorithms over the same network). Either way it wins every tie: it has no plan to run.
+    double best = in.nativeTimes != nullptr ? in.nativeTimes->predict(regularOf(args.coll), callBytes(global), p) : -1;
+    if (best < 0) best = bestFlat(out, args.coll);
     if (best >= 0) {
       Candidate c;
       c.name = kNativeAlgorithm;

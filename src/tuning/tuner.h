@@ -34,8 +34,10 @@ struct TunerInput {
   const Config* config = nullptr;
   bool nodeTeam = false;  // compositions need the node team's shared memory
   int hostProcesses = 1;  // the most processes of the communicator on one host (the cache term)
-  // The MPI library's own collective is a candidate ("native"; the caller checked it can run it).
+  // The MPI library's own collective is a candidate ("native"; the caller checked it can run it),
+  // priced from `nativeTimes` when calibration measured it.
   bool native = false;
+  const NativeTimes* nativeTimes = nullptr;
 };
 
 // Every algorithm that can serve the call, with its prediction; `rejected` gets "name: why" for the

@@ -48,8 +48,9 @@ tests="$cache/mpi4py-$version/test"
 
 # The preload takes effect only if mpi4py calls MPI's collectives through the dynamic linker.
 ext=$("$py" -c 'import mpi4py.MPI as m; print(m.__file__)')
+imports=$(nm -D --undefined-only "$ext")  # captured first: grep -q closing a pipe early fails under pipefail
 for sym in MPI_Allreduce MPI_Bcast MPI_Alltoallv; do
-  if ! nm -D --undefined-only "$ext" | grep -qw "$sym"; then
+  if ! grep -qw "$sym" <<<"$imports"; then
     echo "mpi4py_suite: $ext does not import $sym dynamically: LD_PRELOAD would not reach it" >&2
     exit 1
   fi

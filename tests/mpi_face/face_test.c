@@ -1,7 +1,9 @@
 /* Every collective the MPI face intercepts, called as an ordinary MPI program calls it: in place
  * and not, on MPI_COMM_WORLD, a duplicate and a split, with int, unsigned, long long, float and
  * double elements, contiguous derived types, and the cases that must go to the MPI library
- * (16-bit integers, a user-defined op, logical ops, a strided type). Each result is checked
+ * (16-bit integers, a user-defined op, logical ops, a root out of range), ranks passing different
+ * datatypes of one type signature (strided, permuted) and negative displacements. Built with
+ * -DFACE_TEST_DEVICE, it also runs the collectives on device buffers. Each result is checked
  * against values computed here, rank by rank. Run with and without the face preloaded: the same
  * program, the same results. Exit status 0 when every check passed. */
 #include <mpi.h>
@@ -102,6 +104,7 @@ static void reductions(MPI_Comm comm, int n) {
     for (int r = 0; r < p; ++r) want += value(r, me * n + i);
     CHECK(out[i] == want, "reduce_scatter_block in place n=%d i=%d", n, i);
   }
+  for (int i = n; i < n * p; ++i) CHECK(out[i] == in[i], "reduce_scatter_block in place n=%d: input %d changed", n, i);
   int* counts = malloc(sizeof(int) * (size_t)p);
   int total = 0;
   for (int r = 0; r < p; ++r) total += counts[r] = (n + r) % 4;
@@ -116,6 +119,8 @@ static void reductions(MPI_Comm comm, int n) {
       for (int r = 0; r < p; ++r) want += value(r, prefix + i);
       CHECK(out[i] == want, "reduce_scatter in place n=%d i=%d", n, i);
     }
+    /* Past the result, the buffer keeps its input (as MPI libraries leave it). */
+    for (int i = counts[me]; i < total; ++i) CHECK(out[i] == in[i], "reduce_scatter in place n=%d: input %d changed", n, i);
   }
   free(counts);
   free(in);
@@ -265,20 +270,226 @@ static void passedThrough(MPI_Comm comm) {
   MPI_Allreduce(&x, &mx, 1, MPI_INT, op, comm);
   CHECK(mx == (p - 1) * 3, "allreduce with a user op");
   MPI_Op_free(&op);
-  MPI_Datatype strided;
+}
+
+/* Ranks passing different datatypes of one type signature (MPI allows it): contiguous on some
+ * ranks, strided or permuted on others. Every rank must take the same path (Strata or the MPI
+ * library), so a rank with a non-contiguous type packs it instead of passing the call on. */
+static void mixedLayouts(MPI_Comm comm) {
+  int p, me;
+  MPI_Comm_size(comm, &p);
+  MPI_Comm_rank(comm, &me);
+  MPI_Datatype strided, swapped;  /* 3 ints every other int; 2 ints, second one first */
   MPI_Type_vector(3, 1, 2, MPI_INT, &strided);
   MPI_Type_commit(&strided);
-  int v[6] = {0, -1, 0, -1, 0, -1};
-  if (me == 0) v[0] = 10, v[2] = 20, v[4] = 30;
-  MPI_Bcast(v, 1, strided, 0, comm);
-  CHECK(v[0] == 10 && v[2] == 20 && v[4] == 30 && v[1] == -1, "bcast of a strided type");
+  const int blocklengths[2] = {1, 1};
+  const MPI_Aint places[2] = {sizeof(int), 0};
+  MPI_Type_create_hindexed(2, blocklengths, places, MPI_INT, &swapped);
+  MPI_Type_commit(&swapped);
+  /* bcast: the root sends 3 contiguous ints, odd ranks receive them strided (gaps untouched) */
+  for (int root = 0; root < p; ++root) {
+    int v[6] = {-1, -1, -1, -1, -1, -1};
+    if (me == root) v[0] = 10 + root, v[1] = 20, v[2] = 30;
+    if (me == root || me % 2 == 0) {
+      MPI_Bcast(v, 3, MPI_INT, root, comm);
+      CHECK(v[0] == 10 + root && v[1] == 20 && v[2] == 30, "bcast contiguous root=%d", root);
+    } else {
+      MPI_Bcast(v, 1, strided, root, comm);
+      CHECK(v[0] == 10 + root && v[2] == 20 && v[4] == 30 && v[1] == -1 && v[3] == -1 && v[5] == -1,
+            "bcast into a strided type root=%d: %d %d %d %d %d", root, v[0], v[1], v[2], v[3], v[4]);
+    }
+  }
+  /* allgather: odd ranks send their 2 ints permuted (the type map's order is what travels) */
+  int* all = malloc(sizeof(int) * 2 * (size_t)p);
+  int mine[2] = {me * 10, me * 10 + 1};
+  if (me % 2 == 1) MPI_Allgather(mine, 1, swapped, all, 2, MPI_INT, comm);
+  else MPI_Allgather(mine, 2, MPI_INT, all, 2, MPI_INT, comm);
+  for (int r = 0; r < p; ++r) {
+    const int first = r % 2 == 1 ? r * 10 + 1 : r * 10, second = r % 2 == 1 ? r * 10 : r * 10 + 1;
+    CHECK(all[2 * r] == first && all[2 * r + 1] == second, "allgather with a permuted send type from rank %d", r);
+  }
+  /* allgatherv with negative displacements: the receive buffer is given by a pointer past the blocks */
+  int* base = malloc(sizeof(int) * (3 * (size_t)p + 2));
+  for (int i = 0; i < 3 * p + 2; ++i) base[i] = -7;
+  int* counts = malloc(sizeof(int) * (size_t)p);
+  int* displs = malloc(sizeof(int) * (size_t)p);
+  for (int r = 0; r < p; ++r) {
+    counts[r] = r % 3;
+    displs[r] = -3 * (p - r);  /* block r at base + 3r + 1 ... relative to base + 3p + 1 */
+  }
+  int* end = base + 3 * p + 1;
+  int send3[3] = {me * 5, me * 5 + 1, me * 5 + 2};
+  MPI_Allgatherv(send3, counts[me], MPI_INT, end, counts, displs, MPI_INT, comm);
+  for (int r = 0; r < p; ++r) {
+    for (int i = 0; i < 3; ++i) {
+      const int got = end[displs[r] + i];
+      CHECK(i < counts[r] ? got == r * 5 + i : got == -7, "allgatherv negative displacement r=%d i=%d: %d", r, i, got);
+    }
+  }
+  /* gather and scatter with a strided type at the root only */
+  for (int root = 0; root < p; ++root) {
+    int* g = malloc(sizeof(int) * 6 * (size_t)p);
+    for (int i = 0; i < 6 * p; ++i) g[i] = -1;
+    int three[3] = {me, me + 100, me + 200};
+    if (me == root) {
+      MPI_Gather(three, 3, MPI_INT, g, 1, strided, root, comm);
+      for (int r = 0; r < p; ++r) {
+        /* block r is one strided element, at r extents (5 ints) */
+        CHECK(g[5 * r] == r && g[5 * r + 2] == r + 100 && g[5 * r + 4] == r + 200 && g[5 * r + 1] == -1,
+              "gather into a strided type root=%d r=%d", root, r);
+      }
+      MPI_Scatter(g, 1, strided, three, 3, MPI_INT, root, comm);
+    } else {
+      MPI_Gather(three, 3, MPI_INT, NULL, 0, MPI_DATATYPE_NULL, root, comm);
+      three[0] = three[1] = three[2] = -5;
+      MPI_Scatter(NULL, 0, MPI_DATATYPE_NULL, three, 3, MPI_INT, root, comm);
+    }
+    CHECK(three[0] == me && three[1] == me + 100 && three[2] == me + 200, "scatter from a strided type root=%d", root);
+    free(g);
+  }
+  /* alltoallv: even ranks send permuted pairs, odd ranks contiguous */
+  int* sendv = malloc(sizeof(int) * 2 * (size_t)p);
+  int* recvv = malloc(sizeof(int) * 2 * (size_t)p);
+  int* one = malloc(sizeof(int) * (size_t)p);
+  int* two = malloc(sizeof(int) * (size_t)p);
+  int* at1 = malloc(sizeof(int) * (size_t)p);
+  int* at2 = malloc(sizeof(int) * (size_t)p);
+  for (int r = 0; r < p; ++r) {
+    sendv[2 * r] = me * 100 + r * 2;
+    sendv[2 * r + 1] = me * 100 + r * 2 + 1;
+    one[r] = 1, two[r] = 2, at1[r] = r, at2[r] = 2 * r;
+  }
+  if (me % 2 == 0) MPI_Alltoallv(sendv, one, at1, swapped, recvv, two, at2, MPI_INT, comm);
+  else MPI_Alltoallv(sendv, two, at2, MPI_INT, recvv, two, at2, MPI_INT, comm);
+  for (int r = 0; r < p; ++r) {
+    const int lo = r * 100 + me * 2, hi = lo + 1;
+    const int first = r % 2 == 0 ? hi : lo, second = r % 2 == 0 ? lo : hi;
+    CHECK(recvv[2 * r] == first && recvv[2 * r + 1] == second, "alltoallv with a permuted type from rank %d", r);
+  }
+  free(sendv), free(recvv), free(one), free(two), free(at1), free(at2);
+  free(base), free(counts), free(displs), free(all);
   MPI_Type_free(&strided);
+  MPI_Type_free(&swapped);
 }
+
+/* A root out of range is MPI's to report: with MPI_ERRORS_RETURN, every rank gets an error code. */
+static void rootOutOfRange(MPI_Comm comm) {
+  int p;
+  MPI_Comm_size(comm, &p);
+  MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+  int v = 1;
+  CHECK(MPI_Bcast(&v, 1, MPI_INT, p, comm) != MPI_SUCCESS, "bcast with root %d returned success", p);
+  int w = 0;
+  CHECK(MPI_Reduce(&v, &w, 1, MPI_INT, MPI_SUM, -2, comm) != MPI_SUCCESS, "reduce with root -2 returned success");
+  MPI_Comm_set_errhandler(comm, MPI_ERRORS_ARE_FATAL);
+}
+
+#ifdef FACE_TEST_DEVICE
+/* ---- Device buffers (built with -DFACE_TEST_DEVICE against CUDA's runtime or the CUDA simulator;
+ * run through the face only: the MPI library here cannot read device memory). */
+#include <cuda_runtime.h>
+
+#define CUDA_OK(call) CHECK((call) == cudaSuccess, "%s failed", #call)
+
+static int* deviceCopy(const int* host, size_t n) {
+  int* d = NULL;
+  CUDA_OK(cudaMalloc((void**)&d, sizeof(int) * (n ? n : 1)));
+  if (n) CUDA_OK(cudaMemcpy(d, host, sizeof(int) * n, cudaMemcpyHostToDevice));
+  return d;
+}
+static void hostCopy(int* host, const int* d, size_t n) {
+  if (n) CUDA_OK(cudaMemcpy(host, d, sizeof(int) * n, cudaMemcpyDeviceToHost));
+}
+
+static void deviceBuffers(MPI_Comm comm, int n) {
+  int p, me;
+  MPI_Comm_size(comm, &p);
+  MPI_Comm_rank(comm, &me);
+  const size_t all = (size_t)n * (size_t)p;
+  const size_t room = (all > 2 * (size_t)n ? all : 2 * (size_t)n) + 8;  /* the strided bcast needs 2n */
+  int* h = malloc(sizeof(int) * room);
+  int* g = malloc(sizeof(int) * room);
+  /* allreduce in place */
+  for (int i = 0; i < n; ++i) h[i] = (int)value(me, i);
+  int* d = deviceCopy(h, (size_t)n);
+  MPI_Allreduce(MPI_IN_PLACE, d, n, MPI_INT, MPI_SUM, comm);
+  hostCopy(g, d, (size_t)n);
+  for (int i = 0; i < n; ++i) {
+    long long want = 0;
+    for (int r = 0; r < p; ++r) want += value(r, i);
+    CHECK(g[i] == want, "device allreduce n=%d i=%d", n, i);
+  }
+  cudaFree(d);
+  /* bcast from the last rank, into a strided type on odd ranks (packed through the host) */
+  const int root = p - 1;
+  for (int i = 0; i < 2 * n; ++i) h[i] = me == root ? (int)value(root, i) : -1;
+  d = deviceCopy(h, 2 * (size_t)n);
+  if (n > 0 && me % 2 == 1 && me != root) {
+    MPI_Datatype strided;
+    MPI_Type_vector(n, 1, 2, MPI_INT, &strided);
+    MPI_Type_commit(&strided);
+    MPI_Bcast(d, 1, strided, root, comm);
+    MPI_Type_free(&strided);
+    hostCopy(g, d, 2 * (size_t)n);
+    for (int i = 0; i < n; ++i) CHECK(g[2 * i] == value(root, i) && g[2 * i + 1] == -1, "device strided bcast n=%d i=%d", n, i);
+  } else {
+    MPI_Bcast(d, n, MPI_INT, root, comm);
+    hostCopy(g, d, (size_t)n);
+    for (int i = 0; i < n; ++i) CHECK(g[i] == value(root, i), "device bcast n=%d i=%d", n, i);
+  }
+  cudaFree(d);
+  /* allgather in place, alltoall */
+  for (size_t i = 0; i < all; ++i) h[i] = (int)value(me, (int)i);
+  d = deviceCopy(h, all);
+  MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, d, n, MPI_INT, comm);
+  hostCopy(g, d, all);
+  for (int r = 0; r < p; ++r)
+    for (int i = 0; i < n; ++i) CHECK(g[r * n + i] == value(r, r * n + i), "device allgather in place n=%d r=%d", n, r);
+  int* e = deviceCopy(h, all);
+  MPI_Alltoall(d, n, MPI_INT, e, n, MPI_INT, comm);
+  hostCopy(g, e, all);
+  /* every rank's d now holds block r = value(r, r*n + i): from each rank, block `me` arrives */
+  for (int r = 0; r < p; ++r)
+    for (int i = 0; i < n; ++i) CHECK(g[r * n + i] == value(me, me * n + i), "device alltoall n=%d r=%d", n, r);
+  /* reduce-scatter block in place: the result at the front, the rest as it was */
+  for (size_t i = 0; i < all; ++i) h[i] = (int)value(me, (int)i);
+  CUDA_OK(cudaMemcpy(d, h, sizeof(int) * all, cudaMemcpyHostToDevice));
+  MPI_Reduce_scatter_block(MPI_IN_PLACE, d, n, MPI_INT, MPI_SUM, comm);
+  hostCopy(g, d, all);
+  for (int i = 0; i < n; ++i) {
+    long long want = 0;
+    for (int r = 0; r < p; ++r) want += value(r, me * n + i);
+    CHECK(g[i] == want, "device reduce_scatter_block in place n=%d i=%d", n, i);
+  }
+  for (size_t i = (size_t)n; i < all; ++i) CHECK(g[i] == h[i], "device reduce_scatter_block in place: input %zu changed", i);
+  /* gather to rank 0, scatter from rank 0 */
+  for (int i = 0; i < n; ++i) h[i] = me * 1000 + i;
+  CUDA_OK(cudaMemcpy(e, h, sizeof(int) * (size_t)n, cudaMemcpyHostToDevice));
+  MPI_Gather(e, n, MPI_INT, d, n, MPI_INT, 0, comm);
+  if (me == 0) {
+    hostCopy(g, d, all);
+    for (int r = 0; r < p; ++r)
+      for (int i = 0; i < n; ++i) CHECK(g[r * n + i] == r * 1000 + i, "device gather n=%d r=%d", n, r);
+  }
+  MPI_Scatter(d, n, MPI_INT, e, n, MPI_INT, 0, comm);
+  hostCopy(g, e, (size_t)n);
+  for (int i = 0; i < n; ++i) CHECK(g[i] == me * 1000 + i, "device scatter n=%d i=%d", n, i);
+  cudaFree(d);
+  cudaFree(e);
+  free(h);
+  free(g);
+}
+#endif
 
 int main(int argc, char** argv) {
   int provided = 0;
   MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
   MPI_Comm_rank(MPI_COMM_WORLD, &worldRank);
+#ifdef FACE_TEST_DEVICE
+  int devices = 1;
+  cudaGetDeviceCount(&devices);
+  cudaSetDevice(worldRank % (devices > 0 ? devices : 1));
+#endif
   int p = 1;
   MPI_Comm_size(MPI_COMM_WORLD, &p);
   const int counts[] = {0, 1, 2, 7, 13, 1000, 65536 + 3};
@@ -292,6 +503,11 @@ int main(int argc, char** argv) {
       movement(comms[c], counts[k]);
     }
     passedThrough(comms[c]);
+    mixedLayouts(comms[c]);
+    rootOutOfRange(comms[c]);
+#ifdef FACE_TEST_DEVICE
+    for (size_t k = 0; k < sizeof counts / sizeof counts[0]; ++k) deviceBuffers(comms[c], counts[k]);
+#endif
   }
   MPI_Comm_free(&split);
   MPI_Comm_free(&dup);

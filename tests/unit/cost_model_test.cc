@@ -75,6 +75,43 @@ TEST(CostModel, ABetaWithoutItsStreamingValueMeansThePlainModel) {
   std::remove(path.c_str());
 }
 
+// The MPI library's own collectives as calibration measured them: interpolated between sizes, held
+// below the smallest, extended beyond the largest, and used only on the rank count measured.
+TEST(CostModel, NativeTimesInterpolateOnTheirRankCountOnly) {
+  NativeTimes n;
+  n.ranks = 4;
+  n.points[Collective::kAllReduce] = {{8, 1e-6}, {1024, 2e-6}, {8192, 10e-6}};
+  EXPECT_DOUBLE_EQ(n.predict(Collective::kAllReduce, 1, 4), 1e-6);       // below: the latency floor
+  EXPECT_DOUBLE_EQ(n.predict(Collective::kAllReduce, 1024, 4), 2e-6);    // a measured point
+  EXPECT_NEAR(n.predict(Collective::kAllReduce, 4608, 4), 6e-6, 1e-15);  // halfway between two
+  EXPECT_NEAR(n.predict(Collective::kAllReduce, 15360, 4), 18e-6, 1e-15);  // the last stretch, extended
+  EXPECT_LT(n.predict(Collective::kAllReduce, 1024, 8), 0) << "measured on 4 ranks, not 8";
+  EXPECT_LT(n.predict(Collective::kBroadcast, 1024, 4), 0) << "never measured";
+}
+
+TEST(CostModel, NativeTimesRoundTripThroughTheFile) {
+  CostParams p = defaultCostParams();
+  p.native.ranks = 8;
+  p.native.points[Collective::kAllGather] = {{4, 3e-6}, {4096, 7.5e-6}};
+  p.native.points[Collective::kBarrier] = {{0, 2e-6}};
+  const std::string path = tempPath("strata_costs_native.txt");
+  ASSERT_TRUE(saveCostParams(path, p).ok());
+  CostParams q;
+  const Status s = loadCostParams(path, &q);
+  ASSERT_TRUE(s.ok()) << s.message();
+  EXPECT_EQ(q.native.ranks, 8);
+  EXPECT_NEAR(q.native.predict(Collective::kAllGather, 4096, 8), 7.5e-6, 1e-12);
+  EXPECT_NEAR(q.native.predict(Collective::kBarrier, 0, 8), 2e-6, 1e-12);
+  {
+    std::ofstream f(path);
+    f << "native.ranks 2\nnative.allreduce.64 1e-6\nnative.notacollective.64 1e-6\n";
+  }
+  const Status bad = loadCostParams(path, &q);
+  EXPECT_EQ(bad.code(), strataInvalidArgument);
+  EXPECT_NE(bad.message().find(":3: unknown key 'native.notacollective.64'"), std::string::npos) << bad.message();
+  std::remove(path.c_str());
+}
+
 TEST(CostModel, CacheTermBlendsByTheShareThatFits) {
   LevelCosts c;
   c.cacheBytes = 1000;

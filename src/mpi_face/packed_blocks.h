@@ -1,0 +1,84 @@
+// PackedBlocks: one rank's blocks of a collective that only moves data, as Strata moves them: bytes
+// back to back. With a contiguous datatype they are the user's own memory (block i at displacement
+// i, in the datatype's extents, from the buffer); with any other datatype they are packed into a
+// staging buffer before the call (PMPI_Pack) and unpacked after it (PMPI_Unpack), so every rank
+// serves the call whatever datatype it passes: MPI lets ranks pass different datatypes of the same
+// type signature, and a decision to hand the call to the MPI library that only some ranks took
+// would leave the others waiting. This relies on MPI packing a type map as its plain bytes, which
+// packsAsPlainBytes() checks once (src/mpi_face/mpi_types.h).
+//
+// Device memory with a non-contiguous datatype is packed through a host copy of the span its blocks
+// cover, into a staging buffer in device memory, so the call stays in one memory space on every rank.
+#pragma once
+
+#include <mpi.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace strata::mpi_face {
+
+class PackedBlocks {
+ public:
+  PackedBlocks() = default;
+  PackedBlocks(const PackedBlocks&) = delete;
+  PackedBlocks& operator=(const PackedBlocks&) = delete;
+  ~PackedBlocks();
+
+  // counts[i] elements of `type` at displs[i] extents from `base`. False (and error()) when the
+  // datatype is invalid or its layout cannot be staged (a negative extent, a block over 2 GiB).
+  bool describe(const void* base, std::vector<int64_t> counts, std::vector<int64_t> displs, MPI_Datatype type);
+  // `blocks` blocks of `count` elements each, block i at i * count extents (a regular collective's
+  // buffer; one block: a rooted call's own part). Allocates nothing when the datatype is contiguous.
+  bool describe(const void* base, size_t blocks, int64_t count, MPI_Datatype type);
+
+  // Where the blocks are for Strata: block i is bytes(i) bytes at data() + offset(i).
+  char* data() const { return data_; }
+  size_t offset(size_t i) const { return uniform_ ? i * uniformStride_ : offsets_[i]; }
+  size_t bytes(size_t i) const { return uniform_ ? uniformBytes_ : bytes_[i]; }
+  char* block(size_t i) const { return data_ + offset(i); }
+  // Every block's bytes and offsets as arrays (the v-variants' arguments; describe() with arrays).
+  const std::vector<size_t>& offsets() const { return offsets_; }
+  const std::vector<size_t>& bytes() const { return bytes_; }
+  bool staged() const { return staged_; }
+
+  // Before the call: blocks [first, last) of the user's buffer into the staging (nothing to do
+  // when the blocks are the user's memory).
+  bool packIn(size_t first, size_t last);
+  bool packIn() { return packIn(0, blocks_); }
+  // After the call (and after a device call has completed): every block back into the user's buffer.
+  bool unpackOut();
+
+  const std::string& error() const { return error_; }
+
+ private:
+  bool fail(std::string message);
+  bool stageSpan(bool fromDevice);  // host copy of the user's span (device memory only)
+  bool flushSpan();
+
+  bool stage(const struct Layout& layout);  // sets up the staging once the blocks are known
+  int64_t count(size_t i) const { return uniform_ ? uniformCount_ : counts_[i]; }
+  int64_t displ(size_t i) const { return uniform_ ? static_cast<int64_t>(i) * uniformCount_ : displs_[i]; }
+
+  char* base_ = nullptr;
+  MPI_Datatype type_ = MPI_DATATYPE_NULL;
+  MPI_Aint extent_ = 0;
+  size_t blocks_ = 0;
+  bool uniform_ = false;  // blocks of uniformCount_ elements, uniformStride_ bytes apart in data()
+  int64_t uniformCount_ = 0;
+  size_t uniformBytes_ = 0, uniformStride_ = 0;
+  std::vector<int64_t> counts_, displs_;  // irregular blocks only
+  std::vector<size_t> offsets_, bytes_;
+  char* data_ = nullptr;
+  bool staged_ = false;
+  bool device_ = false;                 // the user's buffer is device memory
+  std::vector<char> hostPacked_;        // the staging in host memory
+  std::vector<char> hostSpan_;          // device memory only: the user's span, copied to the host
+  MPI_Aint spanBegin_ = 0, spanEnd_ = 0;  // relative to base_
+  void* devicePacked_ = nullptr;        // device memory only: the staging
+  std::string error_;
+};
+
+}  // namespace strata::mpi_face
