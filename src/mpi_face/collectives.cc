@@ -62,6 +62,24 @@ strataComm_t reduction(Call c, MPI_Comm comm, MPI_Datatype type, MPI_Op op, stra
   return servable(c, comm);
 }
 
+// Allreduce, scan and exscan: one count on every rank, MPI_IN_PLACE meaning the receive buffer.
+using StrataElementwise = strataResult_t (*)(const void*, void*, size_t, strataDataType_t, strataRedOp_t, strataComm_t,
+                                             cudaStream_t);
+using MpiElementwise = int (*)(const void*, void*, int, MPI_Datatype, MPI_Op, MPI_Comm);
+int elementwise(Call c, StrataElementwise strata, MpiElementwise pmpi, const void* sbuf, void* rbuf, int count,
+                MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
+  strataDataType_t t;
+  strataRedOp_t o;
+  strataComm_t sc = reduction(c, comm, type, op, &t, &o);
+  if (sc == nullptr || count < 0) {
+    if (sc != nullptr) countPassed(c, kInvalidArguments);
+    return pmpi(sbuf, rbuf, count, type, op, comm);
+  }
+  Guard guard;
+  const void* send = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
+  return finishServed(c, comm, sc, strata(send, rbuf, static_cast<size_t>(count), t, o, sc, nullptr), rbuf);
+}
+
 // Data movement: any datatype (packed when not contiguous), provided MPI packs as plain bytes.
 strataComm_t movement(Call c, MPI_Comm comm) {
   const char* why = nullptr;
@@ -169,17 +187,13 @@ extern "C" {
 // ---- Reductions ---------------------------------------------------------------------------------
 
 int MPI_Allreduce(const void* sbuf, void* rbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
-  strataDataType_t t;
-  strataRedOp_t o;
-  const Call c = Call::kAllreduce;
-  strataComm_t sc = reduction(c, comm, type, op, &t, &o);
-  if (sc == nullptr || count < 0) {
-    if (sc != nullptr) countPassed(c, kInvalidArguments);
-    return PMPI_Allreduce(sbuf, rbuf, count, type, op, comm);
-  }
-  Guard guard;
-  const void* send = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
-  return finishServed(c, comm, sc, strataAllReduce(send, rbuf, static_cast<size_t>(count), t, o, sc, nullptr), rbuf);
+  return elementwise(Call::kAllreduce, strataAllReduce, PMPI_Allreduce, sbuf, rbuf, count, type, op, comm);
+}
+int MPI_Scan(const void* sbuf, void* rbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
+  return elementwise(Call::kScan, strataScan, PMPI_Scan, sbuf, rbuf, count, type, op, comm);
+}
+int MPI_Exscan(const void* sbuf, void* rbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
+  return elementwise(Call::kExscan, strataExscan, PMPI_Exscan, sbuf, rbuf, count, type, op, comm);
 }
 
 int MPI_Reduce(const void* sbuf, void* rbuf, int count, MPI_Datatype type, MPI_Op op, int root, MPI_Comm comm) {
@@ -196,34 +210,6 @@ int MPI_Reduce(const void* sbuf, void* rbuf, int count, MPI_Datatype type, MPI_O
   const void* send = sbuf == MPI_IN_PLACE ? rbuf : sbuf;  // MPI_IN_PLACE: the root's only
   void* recv = isRoot ? rbuf : nullptr;
   return finishServed(c, comm, sc, strataReduce(send, recv, static_cast<size_t>(count), t, o, root, sc, nullptr), send);
-}
-
-int MPI_Scan(const void* sbuf, void* rbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
-  strataDataType_t t;
-  strataRedOp_t o;
-  const Call c = Call::kScan;
-  strataComm_t sc = reduction(c, comm, type, op, &t, &o);
-  if (sc == nullptr || count < 0) {
-    if (sc != nullptr) countPassed(c, kInvalidArguments);
-    return PMPI_Scan(sbuf, rbuf, count, type, op, comm);
-  }
-  Guard guard;
-  const void* send = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
-  return finishServed(c, comm, sc, strataScan(send, rbuf, static_cast<size_t>(count), t, o, sc, nullptr), rbuf);
-}
-
-int MPI_Exscan(const void* sbuf, void* rbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
-  strataDataType_t t;
-  strataRedOp_t o;
-  const Call c = Call::kExscan;
-  strataComm_t sc = reduction(c, comm, type, op, &t, &o);
-  if (sc == nullptr || count < 0) {
-    if (sc != nullptr) countPassed(c, kInvalidArguments);
-    return PMPI_Exscan(sbuf, rbuf, count, type, op, comm);
-  }
-  Guard guard;
-  const void* send = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
-  return finishServed(c, comm, sc, strataExscan(send, rbuf, static_cast<size_t>(count), t, o, sc, nullptr), rbuf);
 }
 
 // MPI_IN_PLACE: the input is the whole receive buffer and the result its first block; Strata's
