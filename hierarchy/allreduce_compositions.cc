@@ -39,7 +39,6 @@ double costFullLane(const CollectiveArgs& a, const Topology& t, const LevelCosts
   return nodeReduceScatterCost(m, n, c.node) + levelCost(a, call, N, c.lane) + nodeAllGatherCost(m, n, c.node);
 }
 
-std::string anyTopology(const CollectiveArgs&, const Topology&) { return ""; }
 
 void buildLeader(PlanBuilder& b, const CollectiveArgs& a, const Topology& t, const LevelCosts& c) {
   const Group team = t.nodeGroup(t.rank);
@@ -85,7 +84,7 @@ double costOneShot(const CollectiveArgs& a, const Topology& t, const LevelCosts&
 
 extern const HierAlgorithm kFullLaneAllReduce = {"fulllane", Collective::kAllReduce, fullLaneSupported, buildFullLane,
                                                  costFullLane, "RS_node(m) + AR_lane(m/n) + AG_node(m)"};
-extern const HierAlgorithm kLeaderAllReduce = {"leader", Collective::kAllReduce, anyTopology, buildLeader, costLeader,
+extern const HierAlgorithm kLeaderAllReduce = {"leader", Collective::kAllReduce, nullptr, buildLeader, costLeader,
                                                "Reduce_node(m) + AR_leaders(m) + Bcast_node(m)"};
 extern const HierAlgorithm kOneShotAllReduce = {"oneshot", Collective::kAllReduce, oneShotSupported, buildOneShot,
                                                 costOneShot, "AR1_node(m) + AR_lane(m)"};

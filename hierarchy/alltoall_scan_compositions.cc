@@ -17,7 +17,6 @@ std::string regularConsecutive(const CollectiveArgs&, const Topology& t) {
   return r.empty() ? needConsecutive(t) : r;
 }
 std::string consecutive(const CollectiveArgs&, const Topology& t) { return needConsecutive(t); }
-std::string anyTopology(const CollectiveArgs&, const Topology&) { return ""; }
 
 size_t rankOf(const Topology& t, int node, int local) {
   return static_cast<size_t>(t.nodes[static_cast<size_t>(node)][static_cast<size_t>(local)]);
@@ -178,7 +177,7 @@ extern const HierAlgorithm kLeaderScan = {"leader", Collective::kScan, consecuti
                                           "Reduce_node + Exscan_leaders(m) + Bcast_node + Scan_node"};
 extern const HierAlgorithm kLeaderExscan = {"leader", Collective::kExscan, consecutive, buildScanLeader, costScanLeader,
                                             "Reduce_node + Exscan_leaders(m) + Bcast_node + Exscan_node"};
-extern const HierAlgorithm kHierBarrier = {"hierarchical", Collective::kBarrier, anyTopology, buildBarrier, costBarrier,
+extern const HierAlgorithm kHierBarrier = {"hierarchical", Collective::kBarrier, nullptr, buildBarrier, costBarrier,
                                            "2 Barrier_node + ceil(log N) a_lane"};
 
 }  // namespace strata

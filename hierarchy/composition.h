@@ -34,11 +34,16 @@ namespace strata {
 struct HierAlgorithm {
   const char* name;
   Collective collective;
-  // Empty when the composition can serve the call on this topology; else why not.
+  // Why the composition cannot serve the call on this topology, or empty; nullptr: it serves every
+  // call. Read through whyUnsupported().
   std::string (*unsupported)(const CollectiveArgs& args, const Topology& topo);
   void (*build)(PlanBuilder& b, const CollectiveArgs& args, const Topology& topo, const LevelCosts& costs);
   double (*cost)(const CollectiveArgs& args, const Topology& topo, const LevelCosts& costs);
   const char* formula;
+
+  std::string whyUnsupported(const CollectiveArgs& args, const Topology& topo) const {
+    return unsupported ? unsupported(args, topo) : "";
+  }
 };
 
 const std::vector<const HierAlgorithm*>& hierAlgorithms();

@@ -27,18 +27,11 @@ CollectiveArgs nestedArgs(const CollectiveArgs& outer, const NestedCall& call, i
 
 const FlatAlgorithm* levelAlgorithm(const CollectiveArgs& outer, const NestedCall& call, int groupSize, const LinkCost& c) {
   const CollectiveArgs a = selectionArgs(nestedArgs(outer, call, groupSize));
-  const FlatAlgorithm* best = nullptr;
-  double bestCost = std::numeric_limits<double>::infinity();
-  for (const FlatAlgorithm* f : flatAlgorithmsFor(call.coll)) {
-    if (!f->unsupported(a, groupSize).empty()) continue;
-    if (f->notAutomatic && !f->notAutomatic(a, groupSize).empty()) continue;
-    const double t = f->cost(a, groupSize, c);
-    if (t < bestCost) {
-      bestCost = t;
-      best = f;
-    }
-  }
-  return best;
+  const std::vector<const FlatAlgorithm*> flats = flatAlgorithmsFor(call.coll);
+  const size_t best = cheapest(
+      flats.size(), [&](size_t i) { return flats[i]->cost(a, groupSize, c); },
+      [&](size_t i) { return flats[i]->whyUnsupported(a, groupSize).empty() && flats[i]->automatic(a, groupSize); });
+  return best < flats.size() ? flats[best] : nullptr;
 }
 
 double levelCost(const CollectiveArgs& outer, const NestedCall& call, int groupSize, const LinkCost& c) {

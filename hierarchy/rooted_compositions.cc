@@ -11,7 +11,6 @@ namespace {
 
 size_t granule(const CollectiveArgs& a) { return std::max<size_t>(1, 64 / a.elemSize()); }
 std::string regular(const CollectiveArgs&, const Topology& t) { return needRegular(t); }
-std::string anyTopology(const CollectiveArgs&, const Topology&) { return ""; }
 
 int rootNode(const CollectiveArgs& a, const Topology& t) { return t.nodeOf[static_cast<size_t>(a.root)]; }
 int rootLocal(const CollectiveArgs& a, const Topology& t) { return t.localRankOf[static_cast<size_t>(a.root)]; }
@@ -118,11 +117,11 @@ double costReduceLeader(const CollectiveArgs& a, const Topology& t, const LevelC
 
 extern const HierAlgorithm kFullLaneBroadcast = {"fulllane", Collective::kBroadcast, regular, buildBroadcastFullLane,
                                                  costBroadcastFullLane, "Scatter_node(m) + Bcast_lane(m/n) + AG_node(m)"};
-extern const HierAlgorithm kLeaderBroadcast = {"leader", Collective::kBroadcast, anyTopology, buildBroadcastLeader,
+extern const HierAlgorithm kLeaderBroadcast = {"leader", Collective::kBroadcast, nullptr, buildBroadcastLeader,
                                                costBroadcastLeader, "Bcast_leaders(m) + Bcast_node(m)"};
 extern const HierAlgorithm kFullLaneReduce = {"fulllane", Collective::kReduce, regular, buildReduceFullLane,
                                               costReduceFullLane, "RS_node(m) + Reduce_lane(m/n) + Gather_node(m)"};
-extern const HierAlgorithm kLeaderReduce = {"leader", Collective::kReduce, anyTopology, buildReduceLeader,
+extern const HierAlgorithm kLeaderReduce = {"leader", Collective::kReduce, nullptr, buildReduceLeader,
                                             costReduceLeader, "Reduce_node(m) + Reduce_leaders(m)"};
 
 }  // namespace strata

@@ -1,11 +1,10 @@
 #include "inter_node/executor.h"
 
-#include <sched.h>
-
 #include <algorithm>
 #include <chrono>
 #include <climits>
 #include <cmath>
+#include <cstdint>
 
 #include "inter_node/mpi_check.h"
 
@@ -14,7 +13,12 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-int foldTag(int tag, int upperBound) { return upperBound > 0 ? tag % (upperBound + 1) : tag; }
+// A plan's tag within MPI_TAG_UB (tags 0..upperBound are valid). In 64 bits: Open MPI's bound is
+// INT_MAX, and upperBound + 1 in int overflowed (UndefinedBehaviorSanitizer found it).
+int foldTag(int tag, int upperBound) {
+  if (upperBound <= 0) return tag;
+  return static_cast<int>(static_cast<int64_t>(tag) % (static_cast<int64_t>(upperBound) + 1));
+}
 
 size_t pieceCount(size_t bytes, size_t maxBytes) {
   if (bytes == 0) return 1;
@@ -86,15 +90,12 @@ Status Executor::run(const Plan& plan, const Bindings& bind, const ExecContext& 
   }
   staging_.begin(pool, ctx.staging, ctx.maxMessageBytes, ctx.device, ctx.comm);
 
-  // The clock is read only when something has to be waited for (or timed).
-  auto start = Clock::time_point{};
-  auto deadline = Clock::time_point::max();
+  Waiter waiter(ctx.wait);  // reads the clock only once something has to be waited for
   ctx_ = &ctx;
   if (ctx.phaseTimes != nullptr) {
     runStart_ = Clock::now();
     stepStart_.assign(n, 0.0);
   }
-  unsigned idle = 0;
   size_t nodeOpHead = 0;
   while (done_ < n) {
     // Post every ready message and run every ready local step first; a node op blocks until the
@@ -119,7 +120,7 @@ Status Executor::run(const Plan& plan, const Bindings& bind, const ExecContext& 
       Status s = pollDevice(plan, bind, ctx, &progressed);
       if (!s.ok()) return failPending(plan, bind, ctx, s);
       if (progressed) {
-        idle = 0;
+        waiter.progressed();
         continue;
       }
     }
@@ -134,7 +135,7 @@ Status Executor::run(const Plan& plan, const Bindings& bind, const ExecContext& 
                                 completedIndices_.data(), MPI_STATUSES_IGNORE);
     if (rc != MPI_SUCCESS) return failPending(plan, bind, ctx, mpiError("MPI_Testsome", rc, STRATA_WHERE));
     if (outcount > 0 && outcount != MPI_UNDEFINED) {
-      idle = 0;
+      waiter.progressed();
       for (int k = 0; k < outcount; ++k) {
         const size_t r = static_cast<size_t>(completedIndices_[static_cast<size_t>(k)]);
         const StepId id = requestStep_[r];
@@ -153,29 +154,16 @@ Status Executor::run(const Plan& plan, const Bindings& bind, const ExecContext& 
       requestStep_.resize(w);
       continue;
     }
-    if (++idle == 1 && deadline == Clock::time_point::max()) {
-      start = Clock::now();
-      deadline = start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(ctx.timeoutSeconds));
-    }
-    if (ctx.abortFlag != nullptr && ctx.abortFlag->load(std::memory_order_relaxed)) {
-      return failPending(plan, bind, ctx,
-                         makeStatus(strataInvalidUsage, "the communicator was aborted (strataCommAbort)"));
-    }
-    if ((idle & 15) == 0 && Clock::now() > deadline) {
-      // Name the oldest step still waiting: the one the others wait behind.
+    // Nothing moved: wait (bounded, abortable), naming the oldest step still waiting, the one the
+    // others wait behind.
+    Status s = waiter.idle([&] {
       StepId oldest = requestStep_.empty() ? kNoStep : *std::min_element(requestStep_.begin(), requestStep_.end());
       if (ctx.device != nullptr) oldest = std::min(oldest, staging_.oldestStep());
       for (StepId g : gated_) oldest = std::min(oldest, g);
       if (oldest == kNoStep) oldest = 0;
-      const double waited = std::chrono::duration<double>(Clock::now() - start).count();
-      return failPending(plan, bind, ctx,
-                         makeStatus(strataTimeout, "timed out after %.1f s waiting for %s; %zu of %zu steps done", waited,
-                                    plan.describe(oldest, bind.type).c_str(), done_, n));
-    }
-    // Oversubscribed ranks (more ranks than cores) must let their peers run.
-    // (Yielding from the first idle poll was 2x slower for 8 ranks on 2 cores: Open MPI's shared
-    // memory transport progresses only while polled.)
-    if (idle > 32) sched_yield();
+      return strformat("%s; %zu of %zu steps done", plan.describe(oldest, bind.type).c_str(), done_, n);
+    });
+    if (!s.ok()) return failPending(plan, bind, ctx, s);
   }
   if (ctx.device != nullptr) {
     Status s = finishDevice(plan, ctx);
@@ -235,12 +223,11 @@ Status Executor::runNodeOp(const Plan& plan, StepId id, const Bindings& bind, co
   for (int b = 0; b < kNumBufferIds; ++b) call.bases[b] = bind.base(static_cast<BufferId>(b));
   call.type = bind.type;
   call.op = bind.op;
-  call.timeoutSeconds = ctx.timeoutSeconds;
+  call.wait = ctx.wait;
   call.collective = ctx.collective;
   call.seq = ctx.seq;
   call.step = id;
   call.label = s.what;
-  call.abortFlag = ctx.abortFlag;
   // While the team gathers, keep this rank's messages moving: a peer may need them to get here.
   call.progress = &Executor::progressDuringNodeOp;
   call.progressContext = this;
@@ -448,23 +435,20 @@ void Executor::progressDuringNodeOp(void* self) {
 }
 
 Status Executor::finishDevice(const Plan& plan, const ExecContext& ctx) {
+  (void)plan;
   DeviceMarker last[kNumDeviceQueues];
   for (int l = 0; l < kNumDeviceQueues; ++l) STRATA_CHECK(ctx.device->record(static_cast<DeviceQueue>(l), &last[l]));
-  const auto start = Clock::now();
   for (int l = 0; l < kNumDeviceQueues; ++l) {
-    for (unsigned polls = 0;; ++polls) {
-      bool done = false;
-      STRATA_CHECK(ctx.device->query(last[l], &done));
-      if (done) break;
-      if ((polls & 63) == 63) {
-        const double waited = std::chrono::duration<double>(Clock::now() - start).count();
-        if (waited > ctx.timeoutSeconds) {
-          return makeStatus(strataTimeout, "timed out after %.1f s waiting for the device's %s queue", waited,
-                            deviceQueueName(static_cast<DeviceQueue>(l)));
-        }
-        sched_yield();
-      }
-    }
+    Status polled;
+    STRATA_CHECK(waitUntil(
+        ctx.wait,
+        [&] {
+          bool done = false;
+          polled = ctx.device->query(last[l], &done);
+          return done || !polled.ok();
+        },
+        [&] { return strformat("the device's %s queue", deviceQueueName(static_cast<DeviceQueue>(l))); }));
+    STRATA_CHECK(polled);
   }
   return Status::Ok();
 }

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/common/bounded_wait.h"
 #include "kernels/common/status.h"
 #include "kernels/compute_backend.h"
 #include "kernels/device_runtime.h"
@@ -58,11 +59,10 @@ struct PhaseTimes {
 struct ExecContext {
   MPI_Comm comm = MPI_COMM_NULL;
   int tagUpperBound = 32767;
-  double timeoutSeconds = 300.0;
+  WaitPolicy wait;  // every wait's bound, spin and abort flag (kernels/common/bounded_wait.h)
   size_t maxMessageBytes = size_t{1} << 30;  // larger messages travel as several MPI messages
   ComputeBackend* compute = nullptr;
   NodeOpRunner* nodeOps = nullptr;
-  const std::atomic<bool>* abortFlag = nullptr;
   const char* collective = "";
   unsigned long long seq = 0;
   PhaseTimes* phaseTimes = nullptr;  // optional instrumentation

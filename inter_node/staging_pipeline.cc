@@ -4,17 +4,16 @@
 #include <cmath>
 
 #include "inter_node/mpi_check.h"
-#include "kernels/common/env.h"
 
 namespace strata {
 
-StagingPool StagingPool::fromEnvironment() {
+StagingPool StagingPool::sized(size_t chunkBytes, int slots) {
   StagingPool p;
-  if (const size_t b = envBytes("STRATA_STAGE_CHUNK"); b != 0) {
-    p.slotBytes = (b + 4095) & ~size_t{4095};
+  if (chunkBytes != 0) {
+    p.slotBytes = chunkBytes;
     p.fixedChunks = true;
   }
-  if (const size_t n = envBytes("STRATA_STAGE_SLOTS"); n != 0) p.slots = static_cast<int>(std::min<size_t>(n, 1024));
+  p.slots = slots;
   return p;
 }
 

@@ -36,10 +36,11 @@ namespace strata {
 struct StagingPool {
   size_t slotBytes = size_t{2} << 20;
   int slots = 8;
-  bool fixedChunks = false;  // every chunk slotBytes long (STRATA_STAGE_CHUNK), not stagingChunkBytes
+  bool fixedChunks = false;  // every chunk slotBytes long, not stagingChunkBytes
   size_t bytes() const { return slotBytes * static_cast<size_t>(2 * slots); }
-  // STRATA_STAGE_CHUNK (slot bytes, rounded up to 4 KiB) and STRATA_STAGE_SLOTS (per direction).
-  static StagingPool fromEnvironment();
+  // `chunkBytes` 0: 2 MiB slots, chunks sized per message; else slots of that size, every chunk
+  // that long (STRATA_STAGE_CHUNK). `slots` per direction (STRATA_STAGE_SLOTS).
+  static StagingPool sized(size_t chunkBytes, int slots);
 };
 
 // The chunk size of a staged message of `bytes` bytes: the pipeline device-to-host -> MPI ->

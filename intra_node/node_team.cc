@@ -66,52 +66,25 @@ size_t controlBytes(int members) { return kHeaderBytes + static_cast<size_t>(mem
 
 }  // namespace
 
-uint64_t defaultSpinIterations(int processesOnHost) {
-  if (const char* e = std::getenv("STRATA_NODE_SPIN"); e != nullptr && *e != '\0') return std::strtoull(e, nullptr, 10);
-  const long cores = sysconf(_SC_NPROCESSORS_ONLN);
-  return cores > 0 && processesOnHost > cores ? 0 : 256;
-}
-
 namespace {
 
-inline void cpuRelax() {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#elif defined(__aarch64__)
-  asm volatile("yield");
-#endif
-}
-
-// Spins on `done`, yields the core after a short while (ranks may outnumber cores), and gives up
-// at the deadline or on abort. `what` describes the wait for the timeout message.
+// The progress a waiting member drives: its MPI messages, so a peer that needs them to reach this
+// node op gets them while this member waits in it.
 struct Progress {
   void (*fn)(void*) = nullptr;
   void* context = nullptr;
 };
 
-// `timeout` seconds, counted from the first time the condition is not already met.
+// A wait of the team: the library's bounded wait (kernels/common/bounded_wait.h), driving
+// `progress` every 64 idle polls.
 template <typename Done, typename What>
-Status waitUntil(uint64_t spins, Done done, double timeout, const std::atomic<bool>* abortFlag, const Progress* progress, What what) {
-  if (done()) return Status::Ok();
-  const Clock::time_point deadline =
-      Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeout));
-  for (uint64_t i = 0;; ++i) {
-    if (done()) return Status::Ok();
-    if (i < spins) {
-      cpuRelax();
-      if ((i & 4095) == 4095 && Clock::now() > deadline) return makeStatus(strataTimeout, "timed out waiting for %s", what().c_str());
-      continue;
-    }
-    sched_yield();
-    if ((i & 63) == 0) {
-      if (abortFlag != nullptr && abortFlag->load(std::memory_order_relaxed)) {
-        return makeStatus(strataInvalidUsage, "the communicator was aborted (strataCommAbort) while waiting for %s",
-                          what().c_str());
-      }
-      if (progress != nullptr && progress->fn != nullptr) progress->fn(progress->context);
-      if (Clock::now() > deadline) return makeStatus(strataTimeout, "timed out waiting for %s", what().c_str());
-    }
+Status teamWait(const WaitPolicy& policy, const Progress* progress, Done done, What what) {
+  Waiter waiter(policy);
+  while (!done()) {
+    if (progress != nullptr && progress->fn != nullptr && (waiter.polls() & 63) == 63) progress->fn(progress->context);
+    STRATA_CHECK(waiter.idle(what));
   }
+  return Status::Ok();
 }
 
 // Copies into and out of the slots. A plain vector loop: glibc's memcpy picks `rep movsb` for these
@@ -190,13 +163,14 @@ Status NodeTeam::waitForDevice(const NodeOpCall& call, const std::string& what) 
   Status queried;
   // The member's own device work only: no other process's kernel is waited for, so ranks
   // time-slicing one GPU cannot wait on each other inside a kernel.
-  STRATA_CHECK(waitUntil(
-      0, [&] {
+  WaitPolicy policy = call.wait;
+  policy.spinSeconds = 0;  // device work takes its time: yield the core from the first poll
+  STRATA_CHECK(teamWait(policy, &progressFn, [&] {
         bool done = false;
         queried = call.device->query(m, &done);
         return done || !queried.ok();
       },
-      call.timeoutSeconds, call.abortFlag, &progressFn, [&] { return what; }));
+      [&] { return what; }));
   return queried;
 }
 
@@ -264,9 +238,11 @@ Status NodeTeam::barrier(Clock::time_point deadline, const char* what) {
     h->barrierSense.store(sense, std::memory_order_release);
     return Status::Ok();
   }
-  const double timeout = std::chrono::duration<double>(deadline - Clock::now()).count();
-  return waitUntil(options_.spinIterations, [&] { return h->barrierSense.load(std::memory_order_acquire) == sense; }, timeout, nullptr, nullptr,
-                   [&] { return strformat("the node barrier (%s): %d members", what, members_); });
+  WaitPolicy policy;
+  policy.timeoutSeconds = std::chrono::duration<double>(deadline - Clock::now()).count();
+  policy.spinSeconds = options_.spinSeconds;
+  return teamWait(policy, nullptr, [&] { return h->barrierSense.load(std::memory_order_acquire) == sense; },
+                  [&] { return strformat("the node barrier (%s): %d members", what, members_); });
 }
 
 Status NodeTeam::exchange(const void* mine, size_t bytes, void* all, double timeoutSeconds) {
@@ -290,8 +266,7 @@ Status NodeTeam::ensureSlotBytes(size_t bytes, const NodeOpCall& call) {
   const Progress* progress = &progressFn;
   // Nobody may still be reading the old slots.
   for (int j = 0; j < members_; ++j) {
-    STRATA_CHECK(waitUntil(options_.spinIterations, [&] { return ctl[j].consumed.load(std::memory_order_acquire) >= round_; }, call.timeoutSeconds,
-                           call.abortFlag, progress,
+    STRATA_CHECK(teamWait(call.wait, progress, [&] { return ctl[j].consumed.load(std::memory_order_acquire) >= round_; },
                            [&] { return strformat("node member %d (rank %d) to finish round %llu before the segment grows", j,
                                                   call.desc->members[static_cast<size_t>(j)], static_cast<unsigned long long>(round_)); }));
   }
@@ -307,8 +282,7 @@ Status NodeTeam::ensureSlotBytes(size_t bytes, const NodeOpCall& call) {
     h->dataGeneration.store(gen, std::memory_order_release);
     STRATA_CHECK(s);
   } else {
-    STRATA_CHECK(waitUntil(options_.spinIterations, [&] { return h->dataGeneration.load(std::memory_order_acquire) >= gen; }, call.timeoutSeconds,
-                           call.abortFlag, progress, [&] { return std::string("node member 0 to grow the shared segment"); }));
+    STRATA_CHECK(teamWait(call.wait, progress, [&] { return h->dataGeneration.load(std::memory_order_acquire) >= gen; }, [&] { return std::string("node member 0 to grow the shared segment"); }));
     STRATA_REQUIRE(h->dataSlotBytes.load() == bytes, strataSystemError,
                    "node member 0 could not grow the shared segment to %zu bytes", total);
     name = h->dataName;
@@ -320,8 +294,7 @@ Status NodeTeam::ensureSlotBytes(size_t bytes, const NodeOpCall& call) {
   }
   ctl[me_].dataGeneration.store(gen, std::memory_order_release);
   for (int j = 0; j < members_; ++j) {
-    Status s = waitUntil(options_.spinIterations, [&] { return ctl[j].dataGeneration.load(std::memory_order_acquire) >= gen; }, call.timeoutSeconds,
-                         call.abortFlag, progress,
+    Status s = teamWait(call.wait, progress, [&] { return ctl[j].dataGeneration.load(std::memory_order_acquire) >= gen; },
                          [&] { return strformat("node member %d to map the grown shared segment", j); });
     if (!s.ok()) {
       SharedSegment::unlink(name);
@@ -509,8 +482,7 @@ Status NodeTeam::run(const NodeOpCall& call) {
       if (s > 2) {
         for (int j = 0; j < n; ++j) {
           if (j == me_) continue;
-          STRATA_CHECK(waitUntil(options_.spinIterations, [&] { return ctl[j].consumed.load(std::memory_order_acquire) + 2 >= s; }, call.timeoutSeconds,
-                                 call.abortFlag, progress, [&] {
+          STRATA_CHECK(teamWait(call.wait, progress, [&] { return ctl[j].consumed.load(std::memory_order_acquire) + 2 >= s; }, [&] {
                                    return strformat("%s round %zu of %zu: node member %d (rank %d) to release slot %llu",
                                                     d.what, c + 1, C, j, member(j), static_cast<unsigned long long>(s % 2));
                                  }));
@@ -544,15 +516,14 @@ Status NodeTeam::run(const NodeOpCall& call) {
     ctl[me_].ready.store(s, std::memory_order_release);
     for (int j : layout->waitFor) {
       const size_t lines = inl ? layout->inlineLinesOf[static_cast<size_t>(j)] : 0;
-      STRATA_CHECK(waitUntil(options_.spinIterations, [&] {
+      STRATA_CHECK(teamWait(call.wait, progress, [&] {
                                if (!inl) return ctl[j].ready.load(std::memory_order_acquire) >= s;
                                bool all = true;  // poll every line: their transfers overlap
                                for (size_t k = 0; k < lines; ++k) {
                                  all &= ctl[j].inlined[s % 2].line[k].round.load(std::memory_order_acquire) >= s;
                                }
                                return all;
-                             }, call.timeoutSeconds,
-                             call.abortFlag, progress, [&] {
+                             }, [&] {
                                return strformat("%s round %zu of %zu: node member %d (rank %d) to publish its pieces", d.what,
                                                 c + 1, C, j, member(j));
                              }));

@@ -49,14 +49,10 @@ struct NodeTeamOptions {
   size_t initialSlotBytes = size_t{64} << 10;
   size_t maxSlotBytes = size_t{256} << 10;
   double setupTimeoutSeconds = 60;
-  // Polls of a flag before a waiting member yields its core each time it polls. Spinning wins when
-  // every process of the host has a core; with more processes than cores the member that must
-  // move next is often the one waiting for a core, so yield at once (defaultSpinIterations).
-  uint64_t spinIterations = 256;
+  // How long the team's own waits (barrier, exchange) spin before yielding the core; a node op's
+  // waits take the call's policy (NodeOpCall::wait). See kernels/common/bounded_wait.h.
+  double spinSeconds = 5e-3;
 };
-
-// STRATA_NODE_SPIN when set, else 256 when the host's processes fit its cores, else 0.
-uint64_t defaultSpinIterations(int processesOnHost);
 
 class NodeTeam final : public NodeOpRunner {
  public:

@@ -1,55 +1,12 @@
 #include "perf/collective_descriptors.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "perf/reference.h"
 
 namespace strata::perf {
 namespace {
-
-double factorOne(int) { return 1.0; }
-double factorAllReduce(int n) { return n > 0 ? 2.0 * (n - 1) / n : 0; }
-double factorGathered(int n) { return n > 0 ? static_cast<double>(n - 1) / n : 0; }
-
-// allreduce, broadcast, reduce: one vector of bytes/elemSize elements.
-CallShape vectorShape(size_t bytes, size_t es, int) {
-  CallShape s;
-  s.count = bytes / es;
-  s.sendElems = s.recvElems = s.count;
-  s.reportedCount = s.count;
-  s.reportedBytes = s.count * es;
-  return s;
-}
-// allgather (and gather): `bytes` is the gathered buffer; each rank contributes bytes/n.
-CallShape gatheredShape(size_t bytes, size_t es, int n) {
-  CallShape s;
-  s.count = bytes / es / static_cast<size_t>(n);
-  s.sendElems = s.count;
-  s.recvElems = s.count * static_cast<size_t>(n);
-  s.reportedCount = s.recvElems;
-  s.reportedBytes = s.recvElems * es;
-  return s;
-}
-// reduce-scatter (and scatter): `bytes` is the full input; each rank receives bytes/n.
-CallShape scatteredShape(size_t bytes, size_t es, int n) {
-  CallShape s;
-  s.count = bytes / es / static_cast<size_t>(n);
-  s.sendElems = s.count * static_cast<size_t>(n);
-  s.recvElems = s.count;
-  s.reportedCount = s.sendElems;
-  s.reportedBytes = s.sendElems * es;
-  return s;
-}
-CallShape barrierShape(size_t, size_t, int) { return CallShape{}; }
-// alltoall: `bytes` is one rank's send buffer, count elements per peer.
-CallShape allToAllShape(size_t bytes, size_t es, int n) {
-  CallShape s;
-  s.count = bytes / es / static_cast<size_t>(n);
-  s.sendElems = s.recvElems = s.count * static_cast<size_t>(n);
-  s.reportedCount = s.sendElems;
-  s.reportedBytes = s.sendElems * es;
-  return s;
-}
 
 MPI_Datatype mpiType(strataDataType_t t) {
   switch (t) {
@@ -76,21 +33,31 @@ MPI_Op mpiOp(strataRedOp_t op) {
 
 }  // namespace
 
+CallShape CollectiveDescriptor::shape(size_t bytes, size_t es, int n) const {
+  // nccl-tests' size is the larger buffer: one block, or the blocks of every rank.
+  const CollectiveSpec& spec = specOf(coll);
+  const bool blocked = spec.sendLength == Length::kBlocks || spec.recvLength == Length::kBlocks;
+  CallShape s;
+  if (spec.sendLength == Length::kNone && spec.recvLength == Length::kNone) return s;  // barrier
+  s.count = bytes / es / (blocked ? static_cast<size_t>(n) : 1);
+  auto length = [&](Length l) { return l == Length::kBlocks ? s.count * static_cast<size_t>(n) : l == Length::kBlock ? s.count : 0; };
+  s.sendElems = length(spec.sendLength);
+  s.recvElems = length(spec.recvLength);
+  s.reportedCount = std::max(s.sendElems, s.recvElems);
+  s.reportedBytes = s.reportedCount * es;
+  return s;
+}
+
 const std::vector<CollectiveDescriptor>& collectiveDescriptors() {
-  static const std::vector<CollectiveDescriptor> all = {
-      {Collective::kAllReduce, "allreduce", true, false, factorAllReduce, vectorShape},
-      {Collective::kBroadcast, "broadcast", false, true, factorOne, vectorShape},
-      {Collective::kReduce, "reduce", true, true, factorOne, vectorShape},
-      {Collective::kAllGather, "allgather", false, false, factorGathered, gatheredShape},
-      {Collective::kReduceScatter, "reducescatter", true, false, factorGathered, scatteredShape},
-      {Collective::kGather, "gather", false, true, factorGathered, gatheredShape},
-      {Collective::kScatter, "scatter", false, true, factorGathered, scatteredShape},
-      {Collective::kAllToAll, "alltoall", false, false, factorGathered, allToAllShape},
-      {Collective::kScan, "scan", true, false, factorOne, vectorShape},
-      {Collective::kExscan, "exscan", true, false, factorOne, vectorShape},
-      {Collective::kShift, "shift", false, false, factorOne, vectorShape},
-      {Collective::kBarrier, "barrier", false, false, factorOne, barrierShape},
-  };
+  // The regular collectives of the table (strata-perf's --op names), in its order.
+  static const std::vector<CollectiveDescriptor> all = [] {
+    std::vector<CollectiveDescriptor> v;
+    for (int k = 0; k < kNumCollectives; ++k) {
+      const CollectiveSpec& spec = specOf(static_cast<Collective>(k));
+      if (!spec.irregular) v.push_back({spec.coll, spec.name, spec.reduces, spec.rooted});
+    }
+    return v;
+  }();
   return all;
 }
 
@@ -108,21 +75,18 @@ void callPointers(const CollectiveDescriptor& d, const CallShape& s, const CallA
   *send = b.send;
   *recv = b.recv;
   if (!a.inPlace) return;
-  char* r = static_cast<char*>(b.recv);
-  char* snd = static_cast<char*>(b.send);
-  switch (d.coll) {
-    case Collective::kAllGather: *send = r + static_cast<size_t>(rank) * s.count * es; break;
-    case Collective::kReduceScatter:
-      *send = snd;
-      *recv = snd + static_cast<size_t>(rank) * s.count * es;
-      break;
-    case Collective::kGather:
-      if (rank == a.root) *send = r + static_cast<size_t>(rank) * s.count * es;
-      break;
-    case Collective::kScatter:
-      if (rank == a.root) *recv = snd + static_cast<size_t>(rank) * s.count * es;
-      break;
-    default: *send = r; break;
+  // The table's in-place rule; the root's block is in place at the root alone.
+  const InPlace rule = specOf(d.coll).inPlace;
+  if ((rule == InPlace::kSendIsRootBlock || rule == InPlace::kRecvIsRootBlock) && rank != a.root) return;
+  CollectiveArgs args;
+  args.coll = d.coll;
+  args.count = s.count;
+  args.root = a.root;
+  const InPlaceAlias alias = inPlaceAlias(args, rank);
+  if (alias.sendInsideRecv) {
+    *send = static_cast<char*>(b.recv) + alias.offset * es;
+  } else {
+    *recv = static_cast<char*>(b.send) + alias.offset * es;
   }
 }
 

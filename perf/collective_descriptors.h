@@ -1,5 +1,6 @@
-// One descriptor per collective, as nccl-tests has: how a sweep size maps to counts and buffers,
-// the bus-bandwidth factor, how to fill inputs and check outputs, and how to run it with Strata
+// The collectives as strata-perf runs them, as nccl-tests has them: how a sweep size maps to
+// counts and buffers and the bus-bandwidth factor (both from the collective table,
+// kernels/plan/collective.h), how to fill inputs and check outputs, and how to run it with Strata
 // and with the MPI library's own collective.
 #pragma once
 
@@ -30,14 +31,16 @@ struct CallArgs {
   bool inPlace = false;
 };
 
+// A regular collective of the table (kernels/plan/collective.h) as strata-perf runs it.
 struct CollectiveDescriptor {
   Collective coll;
   const char* name;
   bool hasOp;
   bool hasRoot;
-  // nccl-tests' bus bandwidth factor: busbw = algbw * factor(n).
-  double (*busFactor)(int n);
-  CallShape (*shape)(size_t bytes, size_t elemSize, int n);
+  // nccl-tests' bus bandwidth factor: busbw = algbw * busFactor(n).
+  double busFactor(int n) const { return specOf(coll).busFactor(n); }
+  // The call for sweep size `bytes` (nccl-tests: the larger buffer) on n ranks.
+  CallShape shape(size_t bytes, size_t elemSize, int n) const;
 };
 
 const std::vector<CollectiveDescriptor>& collectiveDescriptors();

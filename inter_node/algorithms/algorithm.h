@@ -11,6 +11,7 @@
 #include "kernels/plan/cost.h"
 #include "kernels/plan/group.h"
 #include "kernels/plan/plan_builder.h"
+#include "kernels/plan/selection.h"
 
 namespace strata {
 
@@ -25,7 +26,8 @@ struct BuildOptions {
 struct FlatAlgorithm {
   const char* name;
   Collective collective;
-  // Empty when the algorithm can serve the call on `p` ranks; else why not (shown to the user).
+  // Why the algorithm cannot serve the call on `p` ranks (shown to the user), or empty; nullptr:
+  // it serves every call. Read through whyUnsupported().
   std::string (*unsupported)(const CollectiveArgs& args, int p);
   // Builds the plan of group member g.me for the whole call (buffers kSend, kRecv as the API's).
   void (*build)(PlanBuilder& b, const CollectiveArgs& args, const Group& g, const BuildOptions& opt);
@@ -35,6 +37,9 @@ struct FlatAlgorithm {
   // Optional: why the tuner must not pick this algorithm on its own for the call (it may still be
   // forced), e.g. floating-point sums added in a different order on different ranks.
   std::string (*notAutomatic)(const CollectiveArgs& args, int p) = nullptr;
+
+  std::string whyUnsupported(const CollectiveArgs& args, int p) const { return unsupported ? unsupported(args, p) : ""; }
+  bool automatic(const CollectiveArgs& args, int p) const { return notAutomatic == nullptr || notAutomatic(args, p).empty(); }
 };
 
 // All flat algorithms, in a fixed order.
@@ -45,12 +50,6 @@ const FlatAlgorithm* findFlatAlgorithm(Collective c, const std::string& name);
 
 // Bytes of a call's vector (count * element size) as a double, for cost formulas.
 inline double callBytes(const CollectiveArgs& a) { return static_cast<double>(a.count) * static_cast<double>(a.elemSize()); }
-
-// The call as every rank sees it: algorithm choices may use only these values, or ranks would pick
-// different algorithms and wait on each other. The irregular collectives' own counts differ per
-// rank: allgatherv and reducescatterv are priced by their mean block (all ranks know the counts),
-// gatherv, scatterv and alltoallv by nothing rank-specific at all.
-CollectiveArgs selectionArgs(const CollectiveArgs& args);
 
 // The per-rank blocks of the larger buffer of a gather-like collective: the receive buffer of
 // allgather(v) and gather(v), the send buffer of scatter(v) and reduce-scatter(v). Regular

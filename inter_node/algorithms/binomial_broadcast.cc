@@ -6,8 +6,6 @@
 namespace strata {
 namespace {
 
-std::string supports(const CollectiveArgs&, int) { return ""; }
-
 void build(PlanBuilder& b, const CollectiveArgs& a, const Group& g, const BuildOptions&) {
   buildBinomialBroadcast(b, g.rotated(a.root), Slice{BufferId::kSend, 0, a.count}, Slice{BufferId::kRecv, 0, a.count});
 }
@@ -18,7 +16,7 @@ double cost(const CollectiveArgs& a, int p, const LinkCost& c) {
 
 }  // namespace
 
-extern const FlatAlgorithm kBinomialBroadcast = {"binomial", Collective::kBroadcast, supports, build, cost,
+extern const FlatAlgorithm kBinomialBroadcast = {"binomial", Collective::kBroadcast, nullptr, build, cost,
                                                  "ceil(log p)(a + b m)"};
 
 }  // namespace strata

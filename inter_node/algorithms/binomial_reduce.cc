@@ -6,8 +6,6 @@
 namespace strata {
 namespace {
 
-std::string supports(const CollectiveArgs&, int) { return ""; }
-
 void build(PlanBuilder& b, const CollectiveArgs& a, const Group& g, const BuildOptions&) {
   const Group tree = g.rotated(a.root);
   // Only the root may write its receive buffer (NCCL: recvbuff is significant at the root only).
@@ -23,7 +21,7 @@ double cost(const CollectiveArgs& a, int p, const LinkCost& c) {
 
 }  // namespace
 
-extern const FlatAlgorithm kBinomialReduce = {"binomial", Collective::kReduce, supports, build, cost,
+extern const FlatAlgorithm kBinomialReduce = {"binomial", Collective::kReduce, nullptr, build, cost,
                                               "ceil(log p)(a + b m + g m)"};
 
 }  // namespace strata

@@ -9,8 +9,6 @@
 namespace strata {
 namespace {
 
-std::string supports(const CollectiveArgs&, int) { return ""; }
-
 void build(PlanBuilder& b, const CollectiveArgs& a, const Group& g, const BuildOptions&) {
   const Group tree = g.rotated(a.root);
   const int p = tree.size();
@@ -67,7 +65,7 @@ double cost(const CollectiveArgs& a, int p, const LinkCost& c) {
 
 }  // namespace
 
-extern const FlatAlgorithm kBinomialScatter = {"binomial", Collective::kScatter, supports, build, cost,
+extern const FlatAlgorithm kBinomialScatter = {"binomial", Collective::kScatter, nullptr, build, cost,
                                                "ceil(log p) a + (p-1)/p b m"};
 
 }  // namespace strata

@@ -22,25 +22,6 @@ BlockLayout rankBlocks(const CollectiveArgs& a, int p) {
   return BlockLayout::uniform(p, a.count);
 }
 
-CollectiveArgs selectionArgs(const CollectiveArgs& args) {
-  CollectiveArgs a = args;
-  a.inPlace = false;
-  switch (args.coll) {
-    case Collective::kAllGatherv:
-    case Collective::kReduceScatterv: {
-      size_t total = 0;
-      for (size_t c : args.counts) total += c;
-      a.count = args.counts.empty() ? 0 : total / args.counts.size();
-      break;
-    }
-    case Collective::kGatherv:
-    case Collective::kScatterv:
-    case Collective::kAllToAllv: a.count = 0; break;
-    default: break;
-  }
-  return a;
-}
-
 bool isPacked(const BlockLayout& l) {
   size_t pos = 0;
   for (int i = 0; i < l.size(); ++i) {

@@ -9,8 +9,6 @@
 namespace strata {
 namespace {
 
-std::string supports(const CollectiveArgs&, int) { return ""; }
-
 void build(PlanBuilder& b, const CollectiveArgs& a, const Group& g, const BuildOptions&) {
   const int p = g.size();
   const int r = g.me;
@@ -52,9 +50,9 @@ double cost(const CollectiveArgs& a, int p, const LinkCost& c) {
 
 }  // namespace
 
-extern const FlatAlgorithm kBruckAllGather = {"bruck", Collective::kAllGather, supports, build, cost,
+extern const FlatAlgorithm kBruckAllGather = {"bruck", Collective::kAllGather, nullptr, build, cost,
                                               "ceil(log p) a + (p-1)/p b m"};
-extern const FlatAlgorithm kBruckAllGatherv = {"bruck", Collective::kAllGatherv, supports, build, cost,
+extern const FlatAlgorithm kBruckAllGatherv = {"bruck", Collective::kAllGatherv, nullptr, build, cost,
                                                "ceil(log p) a + (p-1)/p b m"};
 
 }  // namespace strata

@@ -9,8 +9,6 @@
 namespace strata {
 namespace {
 
-std::string supports(const CollectiveArgs&, int) { return ""; }
-
 void build(PlanBuilder& b, const CollectiveArgs& a, const Group& g, const BuildOptions&) {
   const int p = g.size();
   const int r = g.me;
@@ -57,7 +55,7 @@ double cost(const CollectiveArgs& a, int p, const LinkCost& c) {
 
 }  // namespace
 
-extern const FlatAlgorithm kBruckAllToAll = {"bruck", Collective::kAllToAll, supports, build, cost,
+extern const FlatAlgorithm kBruckAllToAll = {"bruck", Collective::kAllToAll, nullptr, build, cost,
                                              "ceil(log p)(a + b m/2) + copies"};
 
 }  // namespace strata

@@ -7,8 +7,6 @@
 namespace strata {
 namespace {
 
-std::string supports(const CollectiveArgs&, int) { return ""; }
-
 size_t blocksFor(const CollectiveArgs& a, int p, const LinkCost& c, const BuildOptions& opt) {
   const double bytes = callBytes(a);
   const size_t byMinSize = std::max<size_t>(1, static_cast<size_t>(bytes / static_cast<double>(opt.minPipelineBytes)));
@@ -47,7 +45,7 @@ double cost(const CollectiveArgs& a, int p, const LinkCost& c) {
 
 }  // namespace
 
-extern const FlatAlgorithm kChainBroadcast = {"chain", Collective::kBroadcast, supports, build, cost,
+extern const FlatAlgorithm kChainBroadcast = {"chain", Collective::kBroadcast, nullptr, build, cost,
                                               "(p-1+M-1)(a + b m/M), M from the pipelining lemma"};
 
 }  // namespace strata

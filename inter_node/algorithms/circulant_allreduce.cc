@@ -12,8 +12,6 @@
 namespace strata {
 namespace {
 
-std::string supports(const CollectiveArgs&, int) { return ""; }
-
 void build(PlanBuilder& b, const CollectiveArgs& a, const Group& g, const BuildOptions&) {
   const int p = g.size();
   const Slice input{BufferId::kSend, 0, a.count};
@@ -58,7 +56,7 @@ double cost(const CollectiveArgs& a, int p, const LinkCost& c) {
 
 }  // namespace
 
-extern const FlatAlgorithm kCirculantAllReduce = {"circulant", Collective::kAllReduce, supports, build, cost,
+extern const FlatAlgorithm kCirculantAllReduce = {"circulant", Collective::kAllReduce, nullptr, build, cost,
                                                   "ceil(log p)(a + b m + 2 g m)", rankOrderDependent};
 
 }  // namespace strata

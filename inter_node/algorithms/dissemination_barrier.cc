@@ -8,8 +8,6 @@ namespace strata {
 
 namespace {
 
-std::string supports(const CollectiveArgs&, int) { return ""; }
-
 void build(PlanBuilder& b, const CollectiveArgs&, const Group& g, const BuildOptions&) {
   const int p = g.size();
   const Slice none{BufferId::kScratch, 0, 0};
@@ -28,7 +26,7 @@ double cost(const CollectiveArgs&, int p, const LinkCost& c) { return ceilLog2(p
 
 }  // namespace
 
-extern const FlatAlgorithm kDisseminationBarrier = {"dissemination", Collective::kBarrier, supports, build, cost,
+extern const FlatAlgorithm kDisseminationBarrier = {"dissemination", Collective::kBarrier, nullptr, build, cost,
                                                     "ceil(log p) a"};
 
 }  // namespace strata

@@ -8,8 +8,6 @@
 namespace strata {
 namespace {
 
-std::string supports(const CollectiveArgs&, int) { return ""; }
-
 void build(PlanBuilder& b, const CollectiveArgs& a, const Group& g, const BuildOptions&) {
   const int p = g.size();
   const int r = g.me;
@@ -51,8 +49,6 @@ void build(PlanBuilder& b, const CollectiveArgs& a, const Group& g, const BuildO
   if (!exclusive) b.copy(result, partial);  // rank 0's prefix is its input
 }
 
-std::string supportsScan(const CollectiveArgs& a, int p) { return supports(a, p); }
-
 double cost(const CollectiveArgs& a, int p, const LinkCost& c) {
   const double m = callBytes(a);
   const double reductions = a.coll == Collective::kExscan ? 2.0 : 1.0;
@@ -61,9 +57,9 @@ double cost(const CollectiveArgs& a, int p, const LinkCost& c) {
 
 }  // namespace
 
-extern const FlatAlgorithm kDisseminationScan = {"dissemination", Collective::kScan, supportsScan, build, cost,
+extern const FlatAlgorithm kDisseminationScan = {"dissemination", Collective::kScan, nullptr, build, cost,
                                                  "ceil(log p)(a + b m + g m)"};
-extern const FlatAlgorithm kDisseminationExscan = {"dissemination", Collective::kExscan, supportsScan, build, cost,
+extern const FlatAlgorithm kDisseminationExscan = {"dissemination", Collective::kExscan, nullptr, build, cost,
                                                    "ceil(log p)(a + b m + 2 g m)"};
 
 }  // namespace strata

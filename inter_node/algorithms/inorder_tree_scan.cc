@@ -13,8 +13,6 @@
 namespace strata {
 namespace {
 
-std::string supports(const CollectiveArgs&, int) { return ""; }
-
 void build(PlanBuilder& b, const CollectiveArgs& a, const Group& g, const BuildOptions& opt) {
   const int p = g.size();
   const int v = g.me;
@@ -86,9 +84,9 @@ double cost(const CollectiveArgs& a, int p, const LinkCost& c) {
 
 }  // namespace
 
-extern const FlatAlgorithm kInOrderTreeScan = {"pipelined_tree", Collective::kScan, supports, build, cost,
+extern const FlatAlgorithm kInOrderTreeScan = {"pipelined_tree", Collective::kScan, nullptr, build, cost,
                                                "2[(k-2) a + 2 sqrt(2(k-2) a b m) + 2 b m] + 3 g m"};
-extern const FlatAlgorithm kInOrderTreeExscan = {"pipelined_tree", Collective::kExscan, supports, build, cost,
+extern const FlatAlgorithm kInOrderTreeExscan = {"pipelined_tree", Collective::kExscan, nullptr, build, cost,
                                                  "2[(k-2) a + 2 sqrt(2(k-2) a b m) + 2 b m] + 3 g m"};
 
 }  // namespace strata

@@ -8,8 +8,6 @@
 namespace strata {
 namespace {
 
-std::string supports(const CollectiveArgs&, int) { return ""; }
-
 void buildGather(PlanBuilder& b, const CollectiveArgs& a, const Group& g, const BuildOptions&) {
   const int p = g.size();
   const Slice mine{BufferId::kSend, 0, a.count};
@@ -54,13 +52,13 @@ double cost(const CollectiveArgs& a, int p, const LinkCost& c) {
 
 }  // namespace
 
-extern const FlatAlgorithm kLinearGather = {"linear", Collective::kGather, supports, buildGather, cost,
+extern const FlatAlgorithm kLinearGather = {"linear", Collective::kGather, nullptr, buildGather, cost,
                                             "(p-1) a + (p-1)/p b m"};
-extern const FlatAlgorithm kLinearScatter = {"linear", Collective::kScatter, supports, buildScatter, cost,
+extern const FlatAlgorithm kLinearScatter = {"linear", Collective::kScatter, nullptr, buildScatter, cost,
                                              "(p-1) a + (p-1)/p b m"};
-extern const FlatAlgorithm kLinearGatherv = {"linear", Collective::kGatherv, supports, buildGather, cost,
+extern const FlatAlgorithm kLinearGatherv = {"linear", Collective::kGatherv, nullptr, buildGather, cost,
                                              "(p-1) a + (p-1)/p b m"};
-extern const FlatAlgorithm kLinearScatterv = {"linear", Collective::kScatterv, supports, buildScatter, cost,
+extern const FlatAlgorithm kLinearScatterv = {"linear", Collective::kScatterv, nullptr, buildScatter, cost,
                                               "(p-1) a + (p-1)/p b m"};
 
 }  // namespace strata

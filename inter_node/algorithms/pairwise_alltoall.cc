@@ -8,8 +8,6 @@
 namespace strata {
 namespace {
 
-std::string supports(const CollectiveArgs&, int) { return ""; }
-
 void build(PlanBuilder& b, const CollectiveArgs& a, const Group& g, const BuildOptions&) {
   const int p = g.size();
   const int r = g.me;
@@ -52,9 +50,9 @@ double cost(const CollectiveArgs& a, int p, const LinkCost& c) {
 
 }  // namespace
 
-extern const FlatAlgorithm kPairwiseAllToAll = {"pairwise", Collective::kAllToAll, supports, build, cost,
+extern const FlatAlgorithm kPairwiseAllToAll = {"pairwise", Collective::kAllToAll, nullptr, build, cost,
                                                 "(p-1)(a + b m/p)"};
-extern const FlatAlgorithm kPairwiseAllToAllv = {"pairwise", Collective::kAllToAllv, supports, build, cost,
+extern const FlatAlgorithm kPairwiseAllToAllv = {"pairwise", Collective::kAllToAllv, nullptr, build, cost,
                                                  "(p-1)(a + b m/p)"};
 
 }  // namespace strata

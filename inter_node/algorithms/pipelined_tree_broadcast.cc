@@ -9,8 +9,6 @@
 namespace strata {
 namespace {
 
-std::string supports(const CollectiveArgs&, int) { return ""; }
-
 void build(PlanBuilder& b, const CollectiveArgs& a, const Group& g, const BuildOptions& opt) {
   const Group vg = g.rotated(a.root);
   const int p = vg.size();
@@ -45,7 +43,7 @@ double cost(const CollectiveArgs& a, int p, const LinkCost& c) {
 
 }  // namespace
 
-extern const FlatAlgorithm kPipelinedTreeBroadcast = {"pipelined_tree", Collective::kBroadcast, supports, build, cost,
+extern const FlatAlgorithm kPipelinedTreeBroadcast = {"pipelined_tree", Collective::kBroadcast, nullptr, build, cost,
                                                       "(k-2) a + 2 sqrt(2(k-2) a b m) + 2 b m, k = 2 depth"};
 
 }  // namespace strata

@@ -8,8 +8,6 @@
 namespace strata {
 namespace {
 
-std::string supports(const CollectiveArgs&, int) { return ""; }
-
 void build(PlanBuilder& b, const CollectiveArgs& a, const Group& g, const BuildOptions&) {
   const Fold f = makeFold(g);
   const Slice sendAll{BufferId::kSend, 0, a.count};
@@ -58,7 +56,7 @@ double cost(const CollectiveArgs& a, int p, const LinkCost& c) {
 }  // namespace
 
 extern const FlatAlgorithm kRabenseifnerAllReduce = {
-    "rabenseifner", Collective::kAllReduce, supports, build, cost,
+    "rabenseifner", Collective::kAllReduce, nullptr, build, cost,
     "2 log p' a + 2(p'-1)/p' b m + (p'-1)/p' g m [+ 2(a + b m) + g m if p != p']"};
 
 }  // namespace strata

@@ -9,8 +9,6 @@
 namespace strata {
 namespace {
 
-std::string supports(const CollectiveArgs&, int) { return ""; }
-
 void build(PlanBuilder& b, const CollectiveArgs& a, const Group& g, const BuildOptions&) {
   const int p = g.size();
   const int me = g.me;
@@ -66,10 +64,10 @@ double cost(const CollectiveArgs& a, int p, const LinkCost& c) {
 }  // namespace
 
 extern const FlatAlgorithm kRecursiveDoublingAllGather = {
-    "recursive_doubling", Collective::kAllGather, supports, build, cost,
+    "recursive_doubling", Collective::kAllGather, nullptr, build, cost,
     "log p' a + (p'-1)/p' b m [+ 2a + b(m/p + m) if p != p']"};
 extern const FlatAlgorithm kRecursiveDoublingAllGatherv = {
-    "recursive_doubling", Collective::kAllGatherv, supports, build, cost,
+    "recursive_doubling", Collective::kAllGatherv, nullptr, build, cost,
     "log p' a + (p'-1)/p' b m [+ 2a + b(m/p + m) if p != p']"};
 
 }  // namespace strata

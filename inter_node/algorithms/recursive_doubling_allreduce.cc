@@ -7,8 +7,6 @@
 namespace strata {
 namespace {
 
-std::string supports(const CollectiveArgs&, int) { return ""; }
-
 void build(PlanBuilder& b, const CollectiveArgs& a, const Group& g, const BuildOptions&) {
   const Fold f = makeFold(g);
   const Slice sendAll{BufferId::kSend, 0, a.count};
@@ -62,7 +60,7 @@ double cost(const CollectiveArgs& a, int p, const LinkCost& c) {
 }  // namespace
 
 extern const FlatAlgorithm kRecursiveDoublingAllReduce = {
-    "recursive_doubling", Collective::kAllReduce, supports, build, cost,
+    "recursive_doubling", Collective::kAllReduce, nullptr, build, cost,
     "log p' (a + b m + g m) [+ 2(a + b m) + g m if p != p']"};
 
 }  // namespace strata

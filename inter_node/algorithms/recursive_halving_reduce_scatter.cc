@@ -7,8 +7,6 @@
 namespace strata {
 namespace {
 
-std::string supports(const CollectiveArgs&, int) { return ""; }
-
 void build(PlanBuilder& b, const CollectiveArgs& a, const Group& g, const BuildOptions&) {
   const int p = g.size();
   const BlockLayout blocks = rankBlocks(a, p);  // consecutive in the send buffer
@@ -78,10 +76,10 @@ double cost(const CollectiveArgs& a, int p, const LinkCost& c) {
 }  // namespace
 
 extern const FlatAlgorithm kRecursiveHalvingReduceScatter = {
-    "recursive_halving", Collective::kReduceScatter, supports, build, cost,
+    "recursive_halving", Collective::kReduceScatter, nullptr, build, cost,
     "log p' a + (p'-1)/p' (b + g) m [+ 2a + (b + g) m + b m/p if p != p']"};
 extern const FlatAlgorithm kRecursiveHalvingReduceScatterv = {
-    "recursive_halving", Collective::kReduceScatterv, supports, build, cost,
+    "recursive_halving", Collective::kReduceScatterv, nullptr, build, cost,
     "log p' a + (p'-1)/p' (b + g) m [+ 2a + (b + g) m + b m/p if p != p']"};
 
 }  // namespace strata

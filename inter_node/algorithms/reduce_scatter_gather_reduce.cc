@@ -6,8 +6,6 @@
 namespace strata {
 namespace {
 
-std::string supports(const CollectiveArgs&, int) { return ""; }
-
 void build(PlanBuilder& b, const CollectiveArgs& a, const Group& g, const BuildOptions&) {
   const Group tree = g.rotated(a.root);
   const int n = tree.size();
@@ -34,7 +32,7 @@ double cost(const CollectiveArgs& a, int p, const LinkCost& c) {
 }  // namespace
 
 extern const FlatAlgorithm kReduceScatterGatherReduce = {
-    "reduce_scatter_gather", Collective::kReduce, supports, build, cost,
+    "reduce_scatter_gather", Collective::kReduce, nullptr, build, cost,
     "(p-1)(a + b m/p) + (p-1)/p g m + ceil(log p) a + (p-1)/p b m"};
 
 }  // namespace strata

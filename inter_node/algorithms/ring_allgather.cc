@@ -24,8 +24,6 @@ void buildRingAllGather(PlanBuilder& b, const Group& g, Slice mine, const std::v
 
 namespace {
 
-std::string supportsRing(const CollectiveArgs&, int) { return ""; }
-
 // Allgather(v): block i of the receive buffer comes from rank i.
 void buildAllGather(PlanBuilder& b, const CollectiveArgs& a, const Group& g, const BuildOptions&) {
   const std::vector<Slice> out = blockSlices(Slice{BufferId::kRecv, 0, 0}, rankBlocks(a, g.size()));
@@ -39,9 +37,9 @@ double cost(const CollectiveArgs& a, int p, const LinkCost& c) {
 
 }  // namespace
 
-extern const FlatAlgorithm kRingAllGather = {"ring", Collective::kAllGather, supportsRing, buildAllGather, cost,
+extern const FlatAlgorithm kRingAllGather = {"ring", Collective::kAllGather, nullptr, buildAllGather, cost,
                                              "(p-1)(a + b m/p)"};
-extern const FlatAlgorithm kRingAllGatherv = {"ring", Collective::kAllGatherv, supportsRing, buildAllGather, cost,
+extern const FlatAlgorithm kRingAllGatherv = {"ring", Collective::kAllGatherv, nullptr, buildAllGather, cost,
                                               "(p-1)(a + b m/p)"};
 
 }  // namespace strata

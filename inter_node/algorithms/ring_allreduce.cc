@@ -6,8 +6,6 @@
 namespace strata {
 namespace {
 
-std::string supportsRing(const CollectiveArgs&, int) { return ""; }
-
 void build(PlanBuilder& b, const CollectiveArgs& a, const Group& g, const BuildOptions&) {
   const int p = g.size();
   // Blocks of whole 64-byte lines keep every block's vector loads aligned.
@@ -33,7 +31,7 @@ double cost(const CollectiveArgs& a, int p, const LinkCost& c) {
 
 }  // namespace
 
-extern const FlatAlgorithm kRingAllReduce = {"ring", Collective::kAllReduce, supportsRing, build, cost,
+extern const FlatAlgorithm kRingAllReduce = {"ring", Collective::kAllReduce, nullptr, build, cost,
                                              "2(p-1) a + 2(p-1)/p b m + (p-1)/p g m"};
 
 }  // namespace strata

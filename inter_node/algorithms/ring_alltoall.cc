@@ -8,8 +8,6 @@
 namespace strata {
 namespace {
 
-std::string supports(const CollectiveArgs&, int) { return ""; }
-
 void build(PlanBuilder& b, const CollectiveArgs& a, const Group& g, const BuildOptions&) {
   const int p = g.size();
   const int r = g.me;
@@ -49,7 +47,7 @@ double cost(const CollectiveArgs& a, int p, const LinkCost& c) {
 
 }  // namespace
 
-extern const FlatAlgorithm kRingAllToAll = {"ring", Collective::kAllToAll, supports, build, cost,
+extern const FlatAlgorithm kRingAllToAll = {"ring", Collective::kAllToAll, nullptr, build, cost,
                                             "(p-1) a + b (m/p) p(p-1)/2"};
 
 }  // namespace strata

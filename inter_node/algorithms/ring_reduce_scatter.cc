@@ -45,8 +45,6 @@ void buildRingReduceScatter(PlanBuilder& b, const Group& g, const std::vector<Sl
 
 namespace {
 
-std::string supportsRing(const CollectiveArgs&, int) { return ""; }
-
 // Reduce-scatter(v) collective: block i of the send buffer goes to rank i.
 void buildReduceScatter(PlanBuilder& b, const CollectiveArgs& a, const Group& g, const BuildOptions&) {
   const int p = g.size();
@@ -65,10 +63,10 @@ double cost(const CollectiveArgs& a, int p, const LinkCost& c) {
 }  // namespace
 
 extern const FlatAlgorithm kRingReduceScatter = {
-    "ring", Collective::kReduceScatter, supportsRing, buildReduceScatter, cost,
+    "ring", Collective::kReduceScatter, nullptr, buildReduceScatter, cost,
     "(p-1)(a + b m/p) + (p-1)/p g m"};
 extern const FlatAlgorithm kRingReduceScatterv = {
-    "ring", Collective::kReduceScatterv, supportsRing, buildReduceScatter, cost,
+    "ring", Collective::kReduceScatterv, nullptr, buildReduceScatter, cost,
     "(p-1)(a + b m/p) + (p-1)/p g m"};
 
 }  // namespace strata

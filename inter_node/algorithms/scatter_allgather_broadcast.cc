@@ -6,8 +6,6 @@
 namespace strata {
 namespace {
 
-std::string supports(const CollectiveArgs&, int) { return ""; }
-
 void build(PlanBuilder& b, const CollectiveArgs& a, const Group& g, const BuildOptions&) {
   const Group tree = g.rotated(a.root);
   const int n = tree.size();
@@ -33,7 +31,7 @@ double cost(const CollectiveArgs& a, int p, const LinkCost& c) {
 }  // namespace
 
 extern const FlatAlgorithm kScatterAllGatherBroadcast = {
-    "scatter_allgather", Collective::kBroadcast, supports, build, cost,
+    "scatter_allgather", Collective::kBroadcast, nullptr, build, cost,
     "ceil(log p) a + (p-1)/p b m + (p-1)(a + b m/p)"};
 
 }  // namespace strata

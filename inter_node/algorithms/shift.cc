@@ -10,7 +10,6 @@ namespace {
 
 int normalShift(const CollectiveArgs& a, int p) { return ((a.shift % p) + p) % p; }
 
-std::string supports(const CollectiveArgs&, int) { return ""; }
 
 void buildDirect(PlanBuilder& b, const CollectiveArgs& a, const Group& g, const BuildOptions&) {
   const int q = normalShift(a, g.size());
@@ -53,8 +52,8 @@ double costRing(const CollectiveArgs& a, int p, const LinkCost& c) {
 
 }  // namespace
 
-extern const FlatAlgorithm kDirectShift = {"direct", Collective::kShift, supports, buildDirect, costDirect, "a + b m"};
-extern const FlatAlgorithm kRingShift = {"ring", Collective::kShift, supports, buildRing, costRing,
+extern const FlatAlgorithm kDirectShift = {"direct", Collective::kShift, nullptr, buildDirect, costDirect, "a + b m"};
+extern const FlatAlgorithm kRingShift = {"ring", Collective::kShift, nullptr, buildRing, costRing,
                                          "min(q, p-q)(a + b m)"};
 
 }  // namespace strata

@@ -12,8 +12,6 @@
 namespace strata {
 namespace {
 
-std::string supports(const CollectiveArgs&, int) { return ""; }
-
 size_t blocksPerHalf(const CollectiveArgs& a, int depth, const BuildOptions& opt) {
   return treePipelineBlocks(a, callBytes(a) / 2, depth, opt);
 }
@@ -69,7 +67,7 @@ double cost(const CollectiveArgs& a, int p, const LinkCost& c) {
 
 }  // namespace
 
-extern const FlatAlgorithm kTwoTreeBroadcast = {"two_tree", Collective::kBroadcast, supports, build, cost,
+extern const FlatAlgorithm kTwoTreeBroadcast = {"two_tree", Collective::kBroadcast, nullptr, build, cost,
                                                 "(k-2) a + 2 sqrt((k-2) a b m) + b m, k = 2 depth"};
 
 }  // namespace strata

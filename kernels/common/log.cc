@@ -15,14 +15,9 @@ namespace {
 
 std::atomic<int> gRank{-1};
 
-LogLevel initialLevel() {
-  LogLevel level = LogLevel::kNone;
-  parseLogLevel(std::getenv("STRATA_DEBUG"), &level);
-  return level;
-}
-
+// Set from STRATA_DEBUG when a communicator is created (src/core/config.cc); silent until then.
 std::atomic<int>& levelStorage() {
-  static std::atomic<int> level{static_cast<int>(initialLevel())};
+  static std::atomic<int> level{static_cast<int>(LogLevel::kNone)};
   return level;
 }
 

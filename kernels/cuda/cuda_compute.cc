@@ -1,10 +1,5 @@
 #include "kernels/cuda/cuda_compute.h"
 
-#include <sched.h>
-
-#include <atomic>
-#include <chrono>
-
 #include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/cuda_kernels.h"
 
@@ -27,31 +22,22 @@ Status CudaComputeBackend::synchronize() {
   cudaEvent_t event = nullptr;
   STRATA_CHECK_CUDA(cudaEventCreateWithFlags(&event, cudaEventDisableTiming));
   Status s = cudaCheck(cudaEventRecord(event, stream_), "cudaEventRecord", STRATA_WHERE);
-  if (s.ok()) s = waitForEvent(event, timeoutSeconds_, "the compute stream");
+  if (s.ok()) s = waitForEvent(event, wait_, "the compute stream");
   cudaEventDestroy(event);
   return s;
 }
 
-Status waitForEvent(cudaEvent_t event, double timeoutSeconds, const char* what, const std::atomic<bool>* abortFlag) {
-  using Clock = std::chrono::steady_clock;
-  const auto start = Clock::now();
-  for (unsigned polls = 0;; ++polls) {
-    const cudaError_t rc = cudaEventQuery(event);
-    if (rc == cudaSuccess) return Status::Ok();
-    if (rc != cudaErrorNotReady) {
-      return cudaCheck(rc, "cudaEventQuery", STRATA_WHERE).withContext(strformat("waiting for %s", what));
-    }
-    if ((polls & 63) == 63) {
-      if (abortFlag != nullptr && abortFlag->load(std::memory_order_relaxed)) {
-        return makeStatus(strataInvalidUsage, "the communicator was aborted while waiting for %s", what);
-      }
-      const double waited = std::chrono::duration<double>(Clock::now() - start).count();
-      if (waited > timeoutSeconds) {
-        return makeStatus(strataTimeout, "timed out after %.1f s waiting for %s on the device", waited, what);
-      }
-      sched_yield();
-    }
-  }
+Status waitForEvent(cudaEvent_t event, const WaitPolicy& policy, const char* what) {
+  cudaError_t rc = cudaSuccess;
+  STRATA_CHECK(waitUntil(
+      policy,
+      [&] {
+        rc = cudaEventQuery(event);
+        return rc != cudaErrorNotReady;
+      },
+      [&] { return strformat("%s on the device", what); }));
+  if (rc != cudaSuccess) return cudaCheck(rc, "cudaEventQuery", STRATA_WHERE).withContext(strformat("waiting for %s", what));
+  return Status::Ok();
 }
 
 }  // namespace strata

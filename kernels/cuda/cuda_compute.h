@@ -5,14 +5,16 @@
 
 #include <memory>
 
+#include "kernels/common/bounded_wait.h"
 #include "kernels/compute_backend.h"
 
 namespace strata {
 
 class CudaComputeBackend final : public ComputeBackend {
  public:
-  explicit CudaComputeBackend(cudaStream_t stream, double timeoutSeconds = 300.0)
-      : stream_(stream), timeoutSeconds_(timeoutSeconds) {}
+  explicit CudaComputeBackend(cudaStream_t stream, double timeoutSeconds = 300.0) : stream_(stream) {
+    wait_.timeoutSeconds = timeoutSeconds;
+  }
   MemorySpace space() const override { return MemorySpace::kDevice; }
   Status reduce(void* dst, const void* const* srcs, int n, size_t count, DataType type, RedOp op) override;
   Status copy(void* dst, const void* src, size_t bytes) override;
@@ -24,12 +26,11 @@ class CudaComputeBackend final : public ComputeBackend {
 
  private:
   cudaStream_t stream_;
-  double timeoutSeconds_;
+  WaitPolicy wait_;  // no spin: device work takes its time
 };
 
-// Polls `event` until it completes, the deadline passes (strataTimeout naming `what`), or
-// `abortFlag` is raised. Never blocks inside the CUDA runtime.
-Status waitForEvent(cudaEvent_t event, double timeoutSeconds, const char* what,
-                    const std::atomic<bool>* abortFlag = nullptr);
+// Polls `event` until it completes (the library's bounded wait: a timeout names `what`, the abort
+// flag ends it). Never blocks inside the CUDA runtime.
+Status waitForEvent(cudaEvent_t event, const WaitPolicy& policy, const char* what);
 
 }  // namespace strata

@@ -2,31 +2,124 @@
 
 #include <strings.h>
 
+#include <algorithm>
+
 #include "kernels/common/status.h"
 
 namespace strata {
 
-const char* collectiveName(Collective c) {
-  switch (c) {
-    case Collective::kAllReduce: return "allreduce";
-    case Collective::kBroadcast: return "broadcast";
-    case Collective::kReduce: return "reduce";
-    case Collective::kAllGather: return "allgather";
-    case Collective::kReduceScatter: return "reducescatter";
-    case Collective::kGather: return "gather";
-    case Collective::kScatter: return "scatter";
-    case Collective::kAllToAll: return "alltoall";
-    case Collective::kScan: return "scan";
-    case Collective::kExscan: return "exscan";
-    case Collective::kShift: return "shift";
-    case Collective::kBarrier: return "barrier";
-    case Collective::kAllGatherv: return "allgatherv";
-    case Collective::kGatherv: return "gatherv";
-    case Collective::kScatterv: return "scatterv";
-    case Collective::kAllToAllv: return "alltoallv";
-    case Collective::kReduceScatterv: return "reducescatterv";
+namespace {
+
+double busOne(int) { return 1.0; }
+double busAllReduce(int p) { return p > 0 ? 2.0 * (p - 1) / p : 0.0; }
+double busGathered(int p) { return p > 0 ? static_cast<double>(p - 1) / p : 0.0; }
+
+using H = Holders;
+using L = Length;
+using I = InPlace;
+constexpr H kAll = H::kAll, kRoot = H::kRoot;
+
+// In Collective's order.
+const CollectiveSpec kSpecs[kNumCollectives] = {
+    // coll, name, function, reduces, rooted, irregular, send holders, recv holders, send, recv, in place, bus factor
+    {Collective::kAllReduce, "allreduce", "strataAllReduce", true, false, false, kAll, kAll, L::kBlock, L::kBlock, I::kSameBuffer, busAllReduce},
+    {Collective::kBroadcast, "broadcast", "strataBroadcast", false, true, false, kRoot, kAll, L::kBlock, L::kBlock, I::kSameBuffer, busOne},
+    {Collective::kReduce, "reduce", "strataReduce", true, true, false, kAll, kRoot, L::kBlock, L::kBlock, I::kSameBuffer, busOne},
+    {Collective::kAllGather, "allgather", "strataAllGather", false, false, false, kAll, kAll, L::kBlock, L::kBlocks, I::kSendIsOwnBlock, busGathered},
+    {Collective::kReduceScatter, "reducescatter", "strataReduceScatter", true, false, false, kAll, kAll, L::kBlocks, L::kBlock, I::kRecvIsOwnBlock, busGathered},
+    {Collective::kGather, "gather", "strataGather", false, true, false, kAll, kRoot, L::kBlock, L::kBlocks, I::kSendIsRootBlock, busGathered},
+    {Collective::kScatter, "scatter", "strataScatter", false, true, false, kRoot, kAll, L::kBlocks, L::kBlock, I::kRecvIsRootBlock, busGathered},
+    {Collective::kAllToAll, "alltoall", "strataAlltoAll", false, false, false, kAll, kAll, L::kBlocks, L::kBlocks, I::kSameBuffer, busGathered},
+    {Collective::kScan, "scan", "strataScan", true, false, false, kAll, kAll, L::kBlock, L::kBlock, I::kSameBuffer, busOne},
+    // Rank 0's receive buffer is untouched: there is nothing before it.
+    {Collective::kExscan, "exscan", "strataExscan", true, false, false, kAll, H::kAllButRankZero, L::kBlock, L::kBlock, I::kSameBuffer, busOne},
+    {Collective::kShift, "shift", "strataShift", false, false, false, kAll, kAll, L::kBlock, L::kBlock, I::kSameBuffer, busOne},
+    {Collective::kBarrier, "barrier", "strataBarrier", false, false, false, H::kNone, H::kNone, L::kNone, L::kNone, I::kNever, busOne},
+    {Collective::kAllGatherv, "allgatherv", "strataAllGatherv", false, false, true, kAll, kAll, L::kBlock, L::kBlocks, I::kSendIsOwnBlock, busGathered},
+    {Collective::kGatherv, "gatherv", "strataGatherv", false, true, true, kAll, kRoot, L::kBlock, L::kBlocks, I::kSendIsRootBlock, busGathered},
+    {Collective::kScatterv, "scatterv", "strataScatterv", false, true, true, kRoot, kAll, L::kBlocks, L::kBlock, I::kRecvIsRootBlock, busGathered},
+    {Collective::kAllToAllv, "alltoallv", "strataAlltoAllv", false, false, true, kAll, kAll, L::kBlocks, L::kBlocks, I::kSameBuffer, busGathered},
+    {Collective::kReduceScatterv, "reducescatterv", "strataReduceScatterv", true, false, true, kAll, kAll, L::kBlocks, L::kBlock, I::kRecvIsOwnBlock, busGathered},
+};
+
+bool holds(Holders h, const CollectiveArgs& a, int rank) {
+  switch (h) {
+    case Holders::kNone: return false;
+    case Holders::kAll: return true;
+    case Holders::kRoot: return rank == a.root;
+    case Holders::kAllButRankZero: return rank != 0;
   }
-  return "?";
+  return false;
+}
+
+// A v-variant's blocks on one side: counts and displacements (packed when there are none). The
+// send side of alltoallv and scatterv has its own arrays; reduce-scatterv's send side is the
+// receive counts, packed.
+struct Blocks {
+  const std::vector<size_t>* counts;
+  const std::vector<size_t>* displs;
+};
+Blocks blocksOf(const CollectiveArgs& a, bool sendSide) {
+  if (sendSide && !a.sendCounts.empty()) return {&a.sendCounts, &a.sendDispls};
+  return {&a.counts, &a.displs};
+}
+
+size_t blocksLength(const CollectiveArgs& a, bool sendSide, int p) {
+  if (!specOf(a.coll).irregular) return a.count * static_cast<size_t>(p);
+  const Blocks b = blocksOf(a, sendSide);
+  size_t end = 0;
+  for (size_t i = 0; i < b.counts->size(); ++i) {
+    end = b.displs->empty() ? end + (*b.counts)[i] : std::max(end, (*b.displs)[i] + (*b.counts)[i]);
+  }
+  return end;
+}
+
+BufferUse use(const CollectiveArgs& a, int rank, bool sendSide) {
+  const CollectiveSpec& s = specOf(a.coll);
+  const Length length = sendSide ? s.sendLength : s.recvLength;
+  BufferUse u;
+  u.used = holds(sendSide ? s.sendHolders : s.recvHolders, a, rank);
+  if (length == Length::kBlock) u.elems = a.count;
+  if (length == Length::kBlocks) u.elems = blocksLength(a, sendSide, a.commSize);
+  return u;
+}
+
+}  // namespace
+
+const CollectiveSpec& specOf(Collective c) { return kSpecs[static_cast<int>(c)]; }
+
+BufferUse sendUse(const CollectiveArgs& a, int rank) { return use(a, rank, true); }
+BufferUse recvUse(const CollectiveArgs& a, int rank) { return use(a, rank, false); }
+
+size_t blockOffset(const CollectiveArgs& a, bool sendSide, int i) {
+  if (!specOf(a.coll).irregular) return static_cast<size_t>(i) * a.count;
+  const Blocks b = blocksOf(a, sendSide);
+  if (!b.displs->empty()) return (*b.displs)[static_cast<size_t>(i)];
+  size_t prefix = 0;
+  for (int j = 0; j < i; ++j) prefix += (*b.counts)[static_cast<size_t>(j)];
+  return prefix;
+}
+
+InPlaceAlias inPlaceAlias(const CollectiveArgs& a, int rank) {
+  switch (specOf(a.coll).inPlace) {
+    case InPlace::kSendIsOwnBlock: return {true, blockOffset(a, false, rank)};
+    case InPlace::kSendIsRootBlock: return {true, blockOffset(a, false, a.root)};
+    case InPlace::kRecvIsOwnBlock: return {false, blockOffset(a, true, rank)};
+    case InPlace::kRecvIsRootBlock: return {false, blockOffset(a, true, a.root)};
+    default: return {true, 0};
+  }
+}
+
+double rankWorkingSetBytes(const CollectiveArgs& a) {
+  // The root moves the most in a rooted call; every rank alike otherwise.
+  const int rank = specOf(a.coll).rooted ? a.root : 0;
+  const double elems = static_cast<double>(sendUse(a, rank).elems + recvUse(a, rank).elems);
+  return elems * static_cast<double>(a.elemSize());
+}
+
+const char* collectiveName(Collective c) {
+  const int k = static_cast<int>(c);
+  return k >= 0 && k < kNumCollectives ? kSpecs[k].name : "?";
 }
 
 bool parseCollective(const char* name, Collective* out) {
@@ -47,49 +140,8 @@ bool parseCollective(const char* name, Collective* out) {
   return false;
 }
 
-bool isReduction(Collective c) {
-  return c == Collective::kAllReduce || c == Collective::kReduce || c == Collective::kReduceScatter ||
-         c == Collective::kScan || c == Collective::kExscan || c == Collective::kReduceScatterv;
-}
-
-bool isRooted(Collective c) {
-  return c == Collective::kBroadcast || c == Collective::kReduce || c == Collective::kGather ||
-         c == Collective::kScatter || c == Collective::kGatherv || c == Collective::kScatterv;
-}
-
-std::string CollectiveArgs::key() const {
-  std::string k = strformat("%d/%zu/%d/%d/%d/%d/%d", static_cast<int>(coll), count, static_cast<int>(type),
-                            static_cast<int>(op), root, shift, inPlace ? 1 : 0);
-  for (const auto* v : {&counts, &displs, &sendCounts, &sendDispls}) {
-    k += "|";
-    for (size_t x : *v) k += strformat("%zu,", x);
-  }
-  return k;
-}
-
-double rankWorkingSetBytes(const CollectiveArgs& a) {
-  const double es = static_cast<double>(a.elemSize());
-  const double m = static_cast<double>(a.count) * es;
-  const double p = static_cast<double>(a.commSize);
-  auto sum = [&](const std::vector<size_t>& v) {
-    double t = 0;
-    for (size_t x : v) t += static_cast<double>(x);
-    return t * es;
-  };
-  switch (a.coll) {
-    case Collective::kAllGather:
-    case Collective::kGather:
-    case Collective::kScatter:
-    case Collective::kReduceScatter: return m * (p + 1);
-    case Collective::kAllToAll: return 2 * m * p;
-    case Collective::kBarrier: return 0;
-    case Collective::kAllGatherv:
-    case Collective::kGatherv:
-    case Collective::kScatterv:
-    case Collective::kReduceScatterv: return 2 * sum(a.counts);
-    case Collective::kAllToAllv: return sum(a.counts) + sum(a.sendCounts);
-    default: return 2 * m;  // allreduce, broadcast, reduce, scan, exscan, shift
-  }
-}
+bool isReduction(Collective c) { return specOf(c).reduces; }
+bool isRooted(Collective c) { return specOf(c).rooted; }
+bool isIrregular(Collective c) { return specOf(c).irregular; }
 
 }  // namespace strata

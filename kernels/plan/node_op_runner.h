@@ -6,6 +6,7 @@
 #include <atomic>
 #include <chrono>
 
+#include "kernels/common/bounded_wait.h"
 #include "kernels/common/status.h"
 #include "kernels/device_runtime.h"
 #include "kernels/plan/plan.h"
@@ -17,12 +18,11 @@ struct NodeOpCall {
   char* bases[kNumBufferIds] = {nullptr, nullptr, nullptr};  // the call's send, recv, scratch
   DataType type = strataFloat32;
   RedOp op = strataSum;
-  double timeoutSeconds = 300;  // every wait's bound, counted from when that wait starts
+  WaitPolicy wait;  // every wait's bound (counted from when that wait starts), spin and abort flag
   const char* collective = "";
   unsigned long long seq = 0;
   StepId step = 0;
   const char* label = "";                 // the step's phase label, for messages
-  const std::atomic<bool>* abortFlag = nullptr;
   void (*progress)(void*) = nullptr;      // called while waiting (drives MPI progress)
   void* progressContext = nullptr;
   // Device buffers: copies and reductions run on this runtime's compute lane (after the plan's

@@ -31,56 +31,7 @@ Status checkComm(strataComm_t comm) {
   return Status::Ok();
 }
 
-void bufferUse(const CollectiveArgs& a, int rank, int p, BufferUse* send, BufferUse* recv) {
-  const size_t n = a.count;
-  const size_t np = n * static_cast<size_t>(p);
-  const bool root = rank == a.root;
-  *send = BufferUse{};
-  *recv = BufferUse{};
-  switch (a.coll) {
-    case Collective::kAllReduce:
-    case Collective::kScan:
-    case Collective::kShift: *send = {true, n}; *recv = {true, n}; break;
-    case Collective::kExscan: *send = {true, n}; *recv = {rank != 0, n}; break;  // rank 0's is untouched
-    case Collective::kBroadcast: *send = {root, n}; *recv = {true, n}; break;
-    case Collective::kReduce: *send = {true, n}; *recv = {root, n}; break;
-    case Collective::kAllGather: *send = {true, n}; *recv = {true, np}; break;
-    case Collective::kReduceScatter: *send = {true, np}; *recv = {true, n}; break;
-    case Collective::kGather: *send = {true, n}; *recv = {root, np}; break;
-    case Collective::kScatter: *send = {root, np}; *recv = {true, n}; break;
-    case Collective::kAllToAll: *send = {true, np}; *recv = {true, np}; break;
-    default: break;
-  }
-}
-
 namespace {
-
-// Where the in-place send (or receive) pointer must point for this collective, as a byte offset
-// into the larger buffer: {aliased buffer is send?, offset}.
-struct InPlaceRule {
-  bool sendInsideRecv = true;  // true: send == recv + offset; false: recv == send + offset
-  size_t offsetBytes = 0;
-};
-
-InPlaceRule inPlaceRule(const CollectiveArgs& a, int rank) {
-  const size_t es = a.elemSize();
-  const size_t bytes = a.count * es;
-  switch (a.coll) {
-    case Collective::kAllGather: return {true, static_cast<size_t>(rank) * bytes};
-    case Collective::kReduceScatter: return {false, static_cast<size_t>(rank) * bytes};
-    case Collective::kGather: return {true, static_cast<size_t>(a.root) * bytes};
-    case Collective::kScatter: return {false, static_cast<size_t>(a.root) * bytes};
-    case Collective::kAllGatherv: return {true, a.displs[static_cast<size_t>(rank)] * es};
-    case Collective::kGatherv: return {true, a.displs[static_cast<size_t>(a.root)] * es};
-    case Collective::kScatterv: return {false, a.sendDispls[static_cast<size_t>(a.root)] * es};
-    case Collective::kReduceScatterv: {
-      size_t prefix = 0;
-      for (int j = 0; j < rank; ++j) prefix += a.counts[static_cast<size_t>(j)];
-      return {false, prefix * es};
-    }
-    default: return {true, 0};
-  }
-}
 
 bool mulOverflows(size_t a, size_t b, size_t* out) { return __builtin_mul_overflow(a, b, out); }
 
@@ -132,10 +83,11 @@ Status validate(strataComm* comm, CollectiveArgs* a, const void* send, const voi
   // In place, or disjoint.
   a->inPlace = false;
   if (haveSend && haveRecv) {
-    const InPlaceRule rule = inPlaceRule(*a, comm->rank);
+    const InPlaceAlias rule = inPlaceAlias(*a, comm->rank);
+    const size_t offsetBytes = rule.offset * elem;
     const char* s = static_cast<const char*>(send);
     const char* r = static_cast<const char*>(recv);
-    const bool inPlace = rule.sendInsideRecv ? s == r + rule.offsetBytes : r == s + rule.offsetBytes;
+    const bool inPlace = rule.sendInsideRecv ? s == r + offsetBytes : r == s + offsetBytes;
     const size_t sendBytes = sendUse.elems * elem, recvBytes = recvUse.elems * elem;
     const bool overlap = s < r + recvBytes && r < s + sendBytes;
     if (inPlace) {
@@ -144,7 +96,7 @@ Status validate(strataComm* comm, CollectiveArgs* a, const void* send, const voi
       return makeStatus(strataInvalidArgument,
                         "sendbuff and recvbuff overlap without being in place (in place, %s needs %s == %s + %zu bytes)",
                         name, rule.sendInsideRecv ? "sendbuff" : "recvbuff", rule.sendInsideRecv ? "recvbuff" : "sendbuff",
-                        rule.offsetBytes);
+                        offsetBytes);
     }
   }
   return Status::Ok();
@@ -166,9 +118,7 @@ strataResult_t runRegular(const char* function, strataComm_t comm, CollectiveArg
   return call(comm, function, [&](strataComm* c) -> Status {
     args.commSize = c->size;
     STRATA_CHECK(checkCountOverflow(args, c->size));
-    BufferUse sendUse, recvUse;
-    bufferUse(args, c->rank, c->size, &sendUse, &recvUse);
-    STRATA_CHECK(validate(c, &args, send, recv, sendUse, recvUse));
+    STRATA_CHECK(validate(c, &args, send, recv, sendUse(args, c->rank), recvUse(args, c->rank)));
     if (args.count == 0 && args.coll != Collective::kBarrier) return Status::Ok();  // valid no-op, as NCCL
     return runCollective(c, args, send, recv, stream);
   });

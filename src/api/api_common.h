@@ -8,12 +8,6 @@
 
 namespace strata::api {
 
-// How a call uses one of its buffers on this rank.
-struct BufferUse {
-  bool used = false;
-  size_t elems = 0;
-};
-
 // Records a failed call's message (on the communicator and the calling thread) and returns its code.
 strataResult_t finish(strataComm_t comm, const char* function, const Status& status);
 
@@ -24,15 +18,12 @@ strataResult_t call(strataComm_t comm, const char* function, Body&& body);
 Status checkComm(strataComm_t comm);
 
 // Validates a collective's arguments on this rank and decides whether it is in place. Nothing is
-// read or written before this returns success.
+// read or written before this returns success. The uses are the table's (sendUse, recvUse).
 Status validate(strataComm* comm, CollectiveArgs* args, const void* send, const void* recv, BufferUse sendUse,
                 BufferUse recvUse);
 
 // count x p x element size must be addressable (the gathered buffers' size).
 Status checkCountOverflow(const CollectiveArgs& args, int p);
-
-// The buffer use of the regular collectives (`count` as in NCCL's signature).
-void bufferUse(const CollectiveArgs& args, int rank, int size, BufferUse* send, BufferUse* recv);
 
 // Checks, then runs a regular collective.
 strataResult_t runRegular(const char* function, strataComm_t comm, CollectiveArgs args, const void* send, void* recv,

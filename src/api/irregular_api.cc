@@ -69,8 +69,7 @@ strataResult_t runIrregular(const char* function, strataComm_t comm, CollectiveA
     }
     const bool isRoot = me == args.root;
     const size_t es = args.elemSize();
-    strata::api::BufferUse sendUse, recvUse;
-    size_t extent = 0;
+    size_t extent = 0;  // blockExtent's check of the arrays; the buffers' lengths are the table's
     switch (args.coll) {
       case Collective::kAllGatherv:
         STRATA_REQUIRE(counts && displs, strataInvalidArgument, "recvcounts and displs must not be NULL");
@@ -79,11 +78,8 @@ strataResult_t runIrregular(const char* function, strataComm_t comm, CollectiveA
         STRATA_REQUIRE(args.count == args.counts[static_cast<size_t>(me)], strataInvalidArgument,
                        "sendcount %zu differs from recvcounts[%d] = %zu", args.count, me, args.counts[static_cast<size_t>(me)]);
         STRATA_CHECK(blockExtent("recvcounts/displs", args.counts, args.displs, true, es, &extent));
-        sendUse = {true, args.count};
-        recvUse = {true, extent};
         break;
       case Collective::kGatherv:
-        sendUse = {true, args.count};
         if (isRoot) {
           STRATA_REQUIRE(counts && displs, strataInvalidArgument, "recvcounts and displs must not be NULL at the root");
           args.counts = copyArray(counts, p);
@@ -92,11 +88,9 @@ strataResult_t runIrregular(const char* function, strataComm_t comm, CollectiveA
                          "sendcount %zu differs from recvcounts[%d] = %zu at the root", args.count, me,
                          args.counts[static_cast<size_t>(me)]);
           STRATA_CHECK(blockExtent("recvcounts/displs", args.counts, args.displs, true, es, &extent));
-          recvUse = {true, extent};
         }
         break;
       case Collective::kScatterv:
-        recvUse = {true, args.count};
         if (isRoot) {
           STRATA_REQUIRE(sendCounts && sendDispls, strataInvalidArgument, "sendcounts and displs must not be NULL at the root");
           args.sendCounts = copyArray(sendCounts, p);
@@ -105,15 +99,13 @@ strataResult_t runIrregular(const char* function, strataComm_t comm, CollectiveA
                          "recvcount %zu differs from sendcounts[%d] = %zu at the root", args.count, me,
                          args.sendCounts[static_cast<size_t>(me)]);
           STRATA_CHECK(blockExtent("sendcounts/displs", args.sendCounts, args.sendDispls, false, es, &extent));
-          sendUse = {true, extent};
         }
         break;
       case Collective::kAllToAllv: {
         STRATA_REQUIRE(counts && displs, strataInvalidArgument, "recvcounts and rdispls must not be NULL");
         args.counts = copyArray(counts, p);
         args.displs = copyArray(displs, p);
-        size_t recvExtent = 0;
-        STRATA_CHECK(blockExtent("recvcounts/rdispls", args.counts, args.displs, true, es, &recvExtent));
+        STRATA_CHECK(blockExtent("recvcounts/rdispls", args.counts, args.displs, true, es, &extent));
         if (send != nullptr && send == recv) {  // in place: one layout for both sides
           args.sendCounts = args.counts;
           args.sendDispls = args.displs;
@@ -123,8 +115,6 @@ strataResult_t runIrregular(const char* function, strataComm_t comm, CollectiveA
           args.sendDispls = copyArray(sendDispls, p);
         }
         STRATA_CHECK(blockExtent("sendcounts/sdispls", args.sendCounts, args.sendDispls, false, es, &extent));
-        sendUse = {true, extent};
-        recvUse = {true, recvExtent};
         break;
       }
       case Collective::kReduceScatterv: {
@@ -133,13 +123,11 @@ strataResult_t runIrregular(const char* function, strataComm_t comm, CollectiveA
         args.counts = copyArray(counts, p);
         STRATA_CHECK(blockExtent("recvcounts", args.counts, packedDispls(args.counts), false, es, &extent));
         args.count = args.counts[static_cast<size_t>(me)];
-        sendUse = {true, extent};
-        recvUse = {true, args.count};
         break;
       }
       default: return strata::makeStatus(strataInternalError, "not an irregular collective");
     }
-    STRATA_CHECK(strata::api::validate(c, &args, send, recv, sendUse, recvUse));
+    STRATA_CHECK(strata::api::validate(c, &args, send, recv, strata::sendUse(args, me), strata::recvUse(args, me)));
     // A call with nothing to move anywhere is a no-op; only the collectives whose counts every rank
     // knows can tell.
     if (args.coll == Collective::kAllGatherv || args.coll == Collective::kReduceScatterv) {

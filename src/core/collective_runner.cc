@@ -12,24 +12,11 @@ namespace strata {
 
 void applyInPlaceAlias(PlanBuilder& b, const CollectiveArgs& args, int rank) {
   if (!args.inPlace) return;
-  const size_t n = args.count;
-  switch (args.coll) {
-    case Collective::kAllGather: b.alias(BufferId::kSend, BufferId::kRecv, static_cast<size_t>(rank) * n); break;
-    case Collective::kReduceScatter: b.alias(BufferId::kRecv, BufferId::kSend, static_cast<size_t>(rank) * n); break;
-    case Collective::kGather: b.alias(BufferId::kSend, BufferId::kRecv, static_cast<size_t>(args.root) * n); break;
-    case Collective::kScatter: b.alias(BufferId::kRecv, BufferId::kSend, static_cast<size_t>(args.root) * n); break;
-    case Collective::kAllGatherv: b.alias(BufferId::kSend, BufferId::kRecv, args.displs[static_cast<size_t>(rank)]); break;
-    case Collective::kGatherv: b.alias(BufferId::kSend, BufferId::kRecv, args.displs[static_cast<size_t>(args.root)]); break;
-    case Collective::kScatterv:
-      b.alias(BufferId::kRecv, BufferId::kSend, args.sendDispls[static_cast<size_t>(args.root)]);
-      break;
-    case Collective::kReduceScatterv: {
-      size_t prefix = 0;
-      for (int j = 0; j < rank; ++j) prefix += args.counts[static_cast<size_t>(j)];
-      b.alias(BufferId::kRecv, BufferId::kSend, prefix);
-      break;
-    }
-    default: b.alias(BufferId::kSend, BufferId::kRecv, 0); break;
+  const InPlaceAlias alias = inPlaceAlias(args, rank);
+  if (alias.sendInsideRecv) {
+    b.alias(BufferId::kSend, BufferId::kRecv, alias.offset);
+  } else {
+    b.alias(BufferId::kRecv, BufferId::kSend, alias.offset);
   }
 }
 
@@ -97,7 +84,7 @@ Status runCollective(strataComm* comm, const CollectiveArgs& args, const void* s
   // Device collectives queued on this communicator use the same tags: let them finish first.
   STRATA_CHECK(drainDevicePath(comm));
   const unsigned long long seq = ++comm->seq;
-  STRATA_CHECK(synchronizeStream(stream, comm->config.timeoutSeconds));
+  STRATA_CHECK(synchronizeStream(stream, comm->wait));
   std::shared_ptr<CachedPlan> cached;
   Status s = planFor(comm, args, &cached);
   if (!s.ok()) return s.withContext(strformat("%s #%llu", collectiveName(args.coll), seq));
@@ -122,11 +109,10 @@ Status runCollective(strataComm* comm, const CollectiveArgs& args, const void* s
   ExecContext ctx;
   ctx.comm = comm->comm;
   ctx.tagUpperBound = comm->tagUpperBound;
-  ctx.timeoutSeconds = comm->config.timeoutSeconds;
+  ctx.wait = comm->wait;
   ctx.maxMessageBytes = comm->config.maxMessageBytes;
   ctx.compute = &hostComputeBackend();
   ctx.nodeOps = comm->nodeTeam.get();
-  ctx.abortFlag = &comm->aborted;
   ctx.collective = collectiveName(args.coll);
   ctx.seq = seq;
   ctx.phaseTimes = comm->phaseTimes;

@@ -80,10 +80,7 @@ Status setUpNodeTeam(strataComm* c) {
   std::unique_ptr<NodeTeam> team;
   NodeTeamOptions options;
   options.setupTimeoutSeconds = c->config.timeoutSeconds;
-  int onHost = 1;
-  STRATA_CHECK(hostProcessCount(c->comm, c->rank, &onHost));
-  options.spinIterations = defaultSpinIterations(onHost);
-  STRATA_CHECK_MPI(MPI_Allreduce(&onHost, &c->hostProcesses, 1, MPI_INT, MPI_MAX, c->comm));
+  options.spinSeconds = c->wait.spinSeconds;
   Status s = NodeTeam::create(c->topology.nodeSize(c->topology.myNode()), c->topology.myLocalRank(), boot, options, &team);
   int mine = s.ok() ? 1 : 0, all = 0;
   STRATA_CHECK_MPI(MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, c->comm));
@@ -209,6 +206,15 @@ Status createComm(MPI_Comm mpiComm, const strataConfig_t* userConfig, strataComm
                       c->costs = defaultCostParams();
                       if (!config.topoFile.empty()) STRATA_CHECK(loadCostParams(config.topoFile, &c->costs));
                       c->deviceCosts = deviceCostParams(c->costs);
+                      // Every wait's policy: the timeout, a spin for how busy this host's cores are
+                      // (kernels/common/bounded_wait.h), the abort flag.
+                      int onHost = 1;
+                      STRATA_CHECK(hostProcessCount(c->comm, c->rank, &onHost));
+                      STRATA_CHECK_MPI(MPI_Allreduce(&onHost, &c->hostProcesses, 1, MPI_INT, MPI_MAX, c->comm));
+                      c->wait.timeoutSeconds = config.timeoutSeconds;
+                      c->wait.spinSeconds = config.waitSpinSeconds >= 0 ? config.waitSpinSeconds
+                                                                        : WaitPolicy::defaultSpinSeconds(onHost);
+                      c->wait.abortFlag = &c->aborted;
                       STRATA_CHECK(setUpNodeTeam(c.get()));
                       return Status::Ok();
                     })(),

@@ -87,6 +87,7 @@ struct strataComm {
   strata::LevelCosts deviceCosts;  // the levels as device buffers see them (deviceCostParams)
 
   std::unordered_map<strata::PlanKey, std::shared_ptr<strata::CachedPlan>, strata::PlanKeyHash> plans;
+  strata::WaitPolicy wait;                          // every wait's bound, spin and abort flag
   std::unordered_set<uint64_t> agreedCalls;         // call shapes the ranks agreed on (plan_agreement.h)
   std::string lastAlgorithm;                        // of the last collective (strataCommLastAlgorithm)
   strata::PlanKey lastKey;                          // the last call's plan, checked first

@@ -4,6 +4,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "kernels/common/log.h"
+
 namespace strata {
 namespace {
 
@@ -24,6 +26,52 @@ std::vector<std::string> split(const std::string& s, char sep) {
     start = pos + 1;
   }
   return parts;
+}
+
+// The variable's value, or nullptr when it is unset or empty.
+const char* env(const char* name) {
+  const char* v = std::getenv(name);
+  return v != nullptr && *v != '\0' ? v : nullptr;
+}
+
+// A whole number of bytes with an optional K, M or G suffix (binary units): 4096, 256K, 2M.
+Status envBytes(const char* name, size_t lo, size_t* out) {
+  const char* v = env(name);
+  if (v == nullptr) return Status::Ok();
+  char* end = nullptr;
+  errno = 0;
+  const unsigned long long n = std::strtoull(v, &end, 10);
+  unsigned shift = 0;
+  if (*end == 'K' || *end == 'k') shift = 10, ++end;
+  else if (*end == 'M' || *end == 'm') shift = 20, ++end;
+  else if (*end == 'G' || *end == 'g') shift = 30, ++end;
+  if (end == v || *end != '\0' || errno != 0 || *v == '-' || n > (~0ull >> shift) || (n << shift) < lo) {
+    return makeStatus(strataInvalidArgument, "%s='%s': expected a number of bytes of at least %zu (suffix K, M or G allowed)",
+                      name, v, lo);
+  }
+  *out = static_cast<size_t>(n << shift);
+  return Status::Ok();
+}
+
+// A whole number in [lo, hi].
+Status envInt(const char* name, long lo, long hi, long* out) {
+  const char* v = env(name);
+  if (v == nullptr) return Status::Ok();
+  char* end = nullptr;
+  errno = 0;
+  const long n = std::strtol(v, &end, 10);
+  if (end == v || *end != '\0' || errno != 0 || n < lo || n > hi) {
+    return makeStatus(strataInvalidArgument, "%s='%s': expected a whole number from %ld to %ld", name, v, lo, hi);
+  }
+  *out = n;
+  return Status::Ok();
+}
+
+Status envFlag(const char* name, bool* out) {
+  long v = *out ? 1 : 0;
+  STRATA_CHECK(envInt(name, 0, 1, &v));
+  *out = v == 1;
+  return Status::Ok();
 }
 
 }  // namespace
@@ -86,7 +134,7 @@ Status resolveConfig(const strataConfig_t* user, Config* out) {
   if (user != nullptr && user->ranksPerNode > 0) {
     c.nodeShape = {user->ranksPerNode};
   } else {
-    STRATA_CHECK(parseNodeShape(std::getenv("STRATA_RANKS_PER_NODE"), &c.nodeShape));
+    STRATA_CHECK(parseNodeShape(env("STRATA_RANKS_PER_NODE"), &c.nodeShape));
   }
   // CUDA-aware MPI: the config field when not -1, else STRATA_CUDA_AWARE_MPI, else ask MPI.
   c.cudaAwareMpi = user != nullptr ? user->cudaAwareMpi : -1;
@@ -94,9 +142,9 @@ Status resolveConfig(const strataConfig_t* user, Config* out) {
     return makeStatus(strataInvalidArgument, "config.cudaAwareMpi = %d (expected -1, 0 or 1)", c.cudaAwareMpi);
   }
   if (c.cudaAwareMpi == -1) {
-    if (const char* env = std::getenv("STRATA_CUDA_AWARE_MPI"); env != nullptr && *env != '\0') {
-      c.cudaAwareMpi = std::atoi(env) > 0 ? 1 : (std::strcmp(env, "-1") == 0 ? -1 : 0);
-    }
+    long v = -1;
+    STRATA_CHECK(envInt("STRATA_CUDA_AWARE_MPI", -1, 1, &v));
+    c.cudaAwareMpi = static_cast<int>(v);
   }
   // Timeout.
   if (user != nullptr && !(user->timeoutSeconds >= 0)) {
@@ -104,29 +152,48 @@ Status resolveConfig(const strataConfig_t* user, Config* out) {
   }
   if (user != nullptr && user->timeoutSeconds > 0) {
     c.timeoutSeconds = user->timeoutSeconds;
-  } else if (const char* env = std::getenv("STRATA_TIMEOUT"); env != nullptr && *env != '\0') {
+  } else if (const char* v = env("STRATA_TIMEOUT"); v != nullptr) {
     char* end = nullptr;
-    const double t = std::strtod(env, &end);
-    if (*end != '\0' || !(t > 0)) return makeStatus(strataInvalidArgument, "STRATA_TIMEOUT='%s' (expected seconds > 0)", env);
+    const double t = std::strtod(v, &end);
+    if (*end != '\0' || !(t > 0)) return makeStatus(strataInvalidArgument, "STRATA_TIMEOUT='%s': expected seconds > 0", v);
     c.timeoutSeconds = t;
   }
   // Algorithm.
-  c.mpiNative = user != nullptr && user->mpiNative == 1;
-  if (!c.mpiNative) {
-    const char* env = std::getenv("STRATA_MPI_NATIVE");
-    c.mpiNative = env != nullptr && std::atoi(env) > 0;
+  if (user != nullptr && (user->mpiNative < 0 || user->mpiNative > 1)) {
+    return makeStatus(strataInvalidArgument, "config.mpiNative = %d (expected 0 or 1)", user->mpiNative);
   }
+  c.mpiNative = user != nullptr && user->mpiNative == 1;
+  if (!c.mpiNative) STRATA_CHECK(envFlag("STRATA_MPI_NATIVE", &c.mpiNative));
   if (user != nullptr && user->algorithm != nullptr) {
     STRATA_CHECK(parseAlgorithmSpec(user->algorithm, &c.forcedAlgorithm));
   } else {
-    STRATA_CHECK(parseAlgorithmSpec(std::getenv("STRATA_ALGO"), &c.forcedAlgorithm));
+    STRATA_CHECK(parseAlgorithmSpec(env("STRATA_ALGO"), &c.forcedAlgorithm));
   }
-  if (const char* env = std::getenv("STRATA_MAX_MESSAGE_BYTES"); env != nullptr && *env != '\0') {
-    const long long v = std::atoll(env);
-    if (v <= 0) return makeStatus(strataInvalidArgument, "STRATA_MAX_MESSAGE_BYTES='%s' (expected > 0)", env);
-    c.maxMessageBytes = static_cast<size_t>(v);
+  STRATA_CHECK(envBytes("STRATA_MAX_MESSAGE_BYTES", 1, &c.maxMessageBytes));
+  if (const char* v = env("STRATA_TOPO_FILE"); v != nullptr) c.topoFile = v;
+  // Waits.
+  if (const char* v = env("STRATA_WAIT_SPIN_US"); v != nullptr) {
+    long us = 0;
+    STRATA_CHECK(envInt("STRATA_WAIT_SPIN_US", 0, 60 * 1000 * 1000, &us));
+    c.waitSpinSeconds = static_cast<double>(us) * 1e-6;
   }
-  if (const char* env = std::getenv("STRATA_TOPO_FILE"); env != nullptr) c.topoFile = env;
+  // The device path.
+  STRATA_CHECK(envBytes("STRATA_STAGE_CHUNK", 4096, &c.stageChunkBytes));
+  c.stageChunkBytes = (c.stageChunkBytes + 4095) & ~size_t{4095};
+  long slots = c.stageSlots;
+  STRATA_CHECK(envInt("STRATA_STAGE_SLOTS", 1, 1024, &slots));
+  c.stageSlots = static_cast<int>(slots);
+  STRATA_CHECK(envBytes("STRATA_DEVICE_SLOT", 4096, &c.deviceSlotBytes));
+  c.deviceSlotBytes = (c.deviceSlotBytes + 255) & ~size_t{255};
+  STRATA_CHECK(envFlag("STRATA_DEVICE_SYNC", &c.deviceSync));
+  // Logging is the process's: the last communicator created sets it.
+  if (const char* v = env("STRATA_DEBUG"); v != nullptr) {
+    LogLevel level = LogLevel::kNone;
+    if (!parseLogLevel(v, &level)) {
+      return makeStatus(strataInvalidArgument, "STRATA_DEBUG='%s': expected NONE, WARN, INFO or TRACE", v);
+    }
+    setLogLevel(level);
+  }
   *out = std::move(c);
   return Status::Ok();
 }

@@ -1,5 +1,7 @@
-// Configuration of a communicator: the strataConfig_t fields the caller set, then the environment
-// (STRATA_RANKS_PER_NODE, STRATA_ALGO, STRATA_TIMEOUT, STRATA_CUDA_AWARE_MPI, ...), then defaults.
+// Configuration of a communicator: the strataConfig_t fields the caller set, then the environment,
+// then defaults. This is the one place the library reads its environment variables (the README's
+// Configuration table lists them), each strictly: a malformed value is an error at communicator
+// creation that names the variable and the value, never ignored or read half.
 #pragma once
 
 #include <strata/strata.h>
@@ -26,6 +28,16 @@ struct Config {
   size_t maxMessageBytes = size_t{1} << 30;
   std::string topoFile;  // calibrated cost parameters (STRATA_TOPO_FILE)
   bool mpiNative = false;  // the MPI library's own collective is a candidate (src/core/native_runner.h)
+  // Waits (kernels/common/bounded_wait.h): spin this long before yielding the core; < 0: by how
+  // many of the communicator's processes share the host's cores (STRATA_WAIT_SPIN_US).
+  double waitSpinSeconds = -1;
+  // The device path: the pinned staging pool's slots (bytes; 0: chunks sized per message) and their
+  // number per direction (STRATA_STAGE_CHUNK, STRATA_STAGE_SLOTS), each device node slot's bytes
+  // (STRATA_DEVICE_SLOT), and whether device calls run on the calling thread (STRATA_DEVICE_SYNC).
+  size_t stageChunkBytes = 0;
+  int stageSlots = 8;
+  size_t deviceSlotBytes = size_t{16} << 20;
+  bool deviceSync = false;
 
   // The forced algorithm of a collective, or "" for the tuner's choice.
   std::string forcedFor(Collective c) const;

@@ -11,7 +11,6 @@
 #include <mutex>
 #include <vector>
 
-#include "kernels/common/env.h"
 #include "kernels/common/log.h"
 #include "intra_node/node_team.h"
 #include "inter_node/mpi_check.h"
@@ -73,11 +72,10 @@ Status runPlan(strataComm* comm, DevicePath& dp, const CachedPlan& cached, const
   ExecContext ctx;
   ctx.comm = comm->comm;
   ctx.tagUpperBound = comm->tagUpperBound;
-  ctx.timeoutSeconds = comm->config.timeoutSeconds;
+  ctx.wait = comm->wait;
   ctx.maxMessageBytes = comm->config.maxMessageBytes;
   ctx.compute = &dp.queues->compute();
   ctx.nodeOps = comm->deviceNodeTeam ? comm->nodeTeam.get() : nullptr;
-  ctx.abortFlag = &comm->aborted;
   ctx.collective = collectiveName(cached.args.coll);
   ctx.seq = seq;
   ctx.phaseTimes = dp.async ? nullptr : comm->phaseTimes;
@@ -106,8 +104,8 @@ std::vector<DevicePath*>& livePaths() {  // under allocationGate()
 }
 
 // With the allocation gate held: no stream of the process waits for a ticket afterwards.
-Status quiesceAllPaths(double timeoutSeconds) {
-  for (DevicePath* p : livePaths()) STRATA_CHECK(p->progress.drain(timeoutSeconds, nullptr));
+Status quiesceAllPaths(const WaitPolicy& policy) {
+  for (DevicePath* p : livePaths()) STRATA_CHECK(p->progress.drain(policy));
   return Status::Ok();
 }
 
@@ -116,7 +114,7 @@ Status reserveFor(strataComm* comm, DevicePath& dp, const CachedPlan& cached) {
   const size_t staging = dp.awareMpi || !hasMessages(cached.plan) ? 0 : dp.staging.bytes();
   const size_t scratch = cached.plan.scratchCount * cached.args.elemSize();
   if (dp.queues->fits(staging, scratch)) return Status::Ok();
-  STRATA_CHECK(quiesceAllPaths(comm->config.timeoutSeconds));
+  STRATA_CHECK(quiesceAllPaths(comm->wait));
   return dp.queues->reserve(staging, scratch);
 }
 
@@ -135,9 +133,8 @@ bool askMpiCudaAware(int configured) {
 Status setUpIpcSlots(strataComm* comm, DevicePath& dp) {
   comm->deviceNodeTeam = false;
   NodeTeam& team = *comm->nodeTeam;
-  size_t slotBytes = envBytes("STRATA_DEVICE_SLOT");
-  if (slotBytes == 0) slotBytes = size_t{16} << 20;  // a 256 MiB allreduce then takes 16 rounds on 2 ranks
-  slotBytes = (slotBytes + 255) & ~size_t{255};
+  // 16 MiB by default: a 256 MiB allreduce then takes 16 rounds on 2 ranks.
+  const size_t slotBytes = comm->config.deviceSlotBytes;
   std::unique_ptr<DeviceSlots> slots;
   const Status s = DeviceSlots::setUp(team, slotBytes, comm->config.timeoutSeconds, &slots);
   int mineOk = s.ok() ? 1 : 0, allOk = 0;
@@ -189,17 +186,16 @@ Status ensurePath(strataComm* comm, int device, DevicePath** out) {
     *out = dp;
     return Status::Ok();
   }
-  STRATA_CHECK(quiesceAllPaths(comm->config.timeoutSeconds));
+  STRATA_CHECK(quiesceAllPaths(comm->wait));
   auto path = std::make_unique<DevicePath>();
   path->device = device;
-  path->staging = StagingPool::fromEnvironment();
+  path->staging = StagingPool::sized(comm->config.stageChunkBytes, comm->config.stageSlots);
   STRATA_CHECK(makeCudaQueues(device, comm->config.timeoutSeconds, &path->queues));
   if (comm->nodeTeam != nullptr) STRATA_CHECK(setUpIpcSlots(comm, *path));
   path->awareMpi = askMpiCudaAware(comm->config.cudaAwareMpi);
   int level = MPI_THREAD_SINGLE;
   MPI_Query_thread(&level);
-  const char* sync = std::getenv("STRATA_DEVICE_SYNC");
-  path->async = level == MPI_THREAD_MULTIPLE && !(sync != nullptr && std::atoi(sync) > 0);
+  path->async = level == MPI_THREAD_MULTIPLE && !comm->config.deviceSync;
   if (path->async) {
     STRATA_CHECK(path->gate.init());
     DevicePath* raw = path.get();
@@ -207,7 +203,8 @@ Status ensurePath(strataComm* comm, int device, DevicePath** out) {
                          &comm->aborted);
   }
   STRATA_INFO("device collectives on device %d: %s, MPI %s", device,
-              path->async ? "asynchronous (progress thread)" : "synchronous (MPI is not MPI_THREAD_MULTIPLE)",
+              path->async ? "asynchronous (progress thread)"
+                          : comm->config.deviceSync ? "synchronous (STRATA_DEVICE_SYNC)" : "synchronous (MPI is not MPI_THREAD_MULTIPLE)",
               path->awareMpi ? "device-aware" : "staged through pinned host chunks");
   comm->devicePath = path.release();
   livePaths().push_back(comm->devicePath);
@@ -230,8 +227,7 @@ Status enqueueOnStream(strataComm* comm, DevicePath& dp, std::shared_ptr<CachedP
   STRATA_CHECK_CUDA(cudaEventRecord(ready, stream));
   ProgressThread::Job job;
   job.run = [comm, &dp, cached = std::move(cached), send, recv, seq, ready]() {
-    Status s = waitForEvent(ready, comm->config.timeoutSeconds, "the work queued before it on the caller's stream",
-                            &comm->aborted);
+    Status s = waitForEvent(ready, comm->wait, "the work queued before it on the caller's stream");
     if (s.ok()) s = runPlan(comm, dp, *cached, send, recv, seq);
     if (!s.ok()) s.withContext(strformat("%s #%llu", collectiveName(cached->args.coll), seq));
     return s;
@@ -284,7 +280,7 @@ Status runDeviceCollective(strataComm* comm, const CollectiveArgs& args, const v
   STRATA_CHECK(reserveFor(comm, *dp, *cached));
   if (dp->async) return enqueueOnStream(comm, *dp, std::move(cached), send, recv, seq, stream);
   allocating.unlock();
-  STRATA_CHECK(waitForStreamWork(stream, comm->config.timeoutSeconds));
+  STRATA_CHECK(waitForStreamWork(stream, comm->wait));
   s = runPlan(comm, *dp, *cached, send, recv, seq);
   if (!s.ok() && s.code() != strataInvalidArgument && s.code() != strataInvalidUsage) comm->fatal = s;
   return s;
@@ -297,7 +293,7 @@ Status drainDevicePath(strataComm* comm) {
   DevicePath* dp = comm->devicePath;
   if (dp == nullptr) return Status::Ok();
 #ifdef STRATA_HAVE_CUDA
-  STRATA_CHECK(dp->progress.drain(comm->config.timeoutSeconds, nullptr));
+  STRATA_CHECK(dp->progress.drain(comm->wait));
 #endif
   Status error = dp->progress.firstError();
 #ifdef STRATA_HAVE_CUDA
@@ -320,7 +316,10 @@ void stopDevicePath(strataComm* comm) {
   std::lock_guard<std::mutex> allocating(allocationGate());
   auto& live = livePaths();
   live.erase(std::remove(live.begin(), live.end(), dp), live.end());
-  Status quiet = quiesceAllPaths(comm->config.timeoutSeconds);
+  // Not abortable: other communicators' device work must finish before the slots go, aborted or not.
+  WaitPolicy unabortable = comm->wait;
+  unabortable.abortFlag = nullptr;
+  Status quiet = quiesceAllPaths(unabortable);
   if (!quiet.ok()) STRATA_WARN("destroying a communicator: %s", quiet.message().c_str());
   if (dp->slots != nullptr) {
     if (comm->nodeTeam != nullptr) comm->nodeTeam->attachDeviceSlots({}, 0);

@@ -42,13 +42,13 @@ MemorySpace classifyPointer(const void* ptr) {
 #endif
 }
 
-Status waitForStreamWork(cudaStream_t stream, double timeoutSeconds) {
+Status waitForStreamWork(cudaStream_t stream, const WaitPolicy& policy) {
 #ifdef STRATA_HAVE_CUDA
   // Bounded: an event after the stream's work, polled until the timeout.
   cudaEvent_t event = nullptr;
   STRATA_CHECK_CUDA(cudaEventCreateWithFlags(&event, cudaEventDisableTiming));
   Status s = cudaCheck(cudaEventRecord(event, stream), "cudaEventRecord (the caller's stream)", STRATA_WHERE);
-  if (s.ok()) s = waitForEvent(event, timeoutSeconds, "the work queued before this call on its stream");
+  if (s.ok()) s = waitForEvent(event, policy, "the work queued before this call on its stream");
   cudaEventDestroy(event);
   return s;
 #else
@@ -56,10 +56,10 @@ Status waitForStreamWork(cudaStream_t stream, double timeoutSeconds) {
 #endif
 }
 
-Status synchronizeStream(cudaStream_t stream, double timeoutSeconds) {
+Status synchronizeStream(cudaStream_t stream, const WaitPolicy& policy) {
   if (stream == nullptr) return Status::Ok();
   STRATA_REQUIRE(cudaAvailable(), strataInvalidArgument, "a CUDA stream was given but no CUDA device is usable");
-  return waitForStreamWork(stream, timeoutSeconds);
+  return waitForStreamWork(stream, policy);
 }
 
 }  // namespace strata

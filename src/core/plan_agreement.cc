@@ -1,8 +1,5 @@
 #include "src/core/plan_agreement.h"
 
-#include <sched.h>
-
-#include <chrono>
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -39,9 +36,7 @@ Digest digestOf(const CollectiveArgs& a, const std::string& algorithm) {
   Digest d;
   d.algorithm = fnv1a(algorithm);
   // The v-variants' counts are per rank (and their arrays significant at the root only).
-  const bool irregular = a.coll == Collective::kAllGatherv || a.coll == Collective::kGatherv ||
-                         a.coll == Collective::kScatterv || a.coll == Collective::kAllToAllv ||
-                         a.coll == Collective::kReduceScatterv;
+  const bool irregular = isIrregular(a.coll);
   d.count = irregular ? 0 : a.count;
   d.coll = static_cast<int32_t>(a.coll);
   d.type = static_cast<int32_t>(a.type);
@@ -96,26 +91,24 @@ Status agreeOnPlan(strataComm* comm, const CollectiveArgs& args, const std::stri
   MPI_Request request = MPI_REQUEST_NULL;
   STRATA_CHECK_MPI(MPI_Iallgather(&mine, sizeof(Digest), MPI_BYTE, all.data(), sizeof(Digest), MPI_BYTE,
                                   comm->agreeComm, &request));
-  const auto start = std::chrono::steady_clock::now();
-  for (unsigned polls = 0;; ++polls) {
-    int done = 0;
-    STRATA_CHECK_MPI(MPI_Test(&request, &done, MPI_STATUS_IGNORE));
-    if (done) break;
-    if ((polls & 255) == 255) {
-      const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-      // A nonblocking collective cannot be cancelled: the communicator is unusable afterwards.
-      if (waited > comm->config.timeoutSeconds) {
-        comm->fatal = makeStatus(strataTimeout,
-                                 "timed out after %.1f s waiting for every rank to build its plan for %s: a rank "
-                                 "runs a plan cached for another memory space or call, or never made this call",
-                                 waited, collectiveName(args.coll));
-        return comm->fatal;
-      }
-      if (comm->aborted.load()) {
-        return makeStatus(strataInvalidUsage, "the communicator was aborted while the ranks agreed on a plan");
-      }
-    }
-    sched_yield();
+  int done = 0;
+  Status tested;
+  const Status waited = waitUntil(
+      comm->wait,
+      [&] {
+        const int rc = MPI_Test(&request, &done, MPI_STATUS_IGNORE);
+        if (rc != MPI_SUCCESS) tested = mpiError("MPI_Test", rc, STRATA_WHERE);
+        return done != 0 || !tested.ok();
+      },
+      [&] {
+        return strformat("every rank to build its plan for %s: a rank runs a plan cached for another memory space "
+                         "or call, or never made this call", collectiveName(args.coll));
+      });
+  STRATA_CHECK(tested);
+  if (!waited.ok()) {
+    // A nonblocking collective cannot be cancelled: the communicator is unusable afterwards.
+    comm->fatal = waited;
+    return waited;
   }
   for (int r = 0; r < comm->size; ++r) {
     const Digest& theirs = all[static_cast<size_t>(r)];

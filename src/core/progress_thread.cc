@@ -1,9 +1,5 @@
 #include "src/core/progress_thread.h"
 
-#include <sched.h>
-
-#include <chrono>
-
 namespace strata {
 
 void ProgressThread::start(std::function<void()> setUp, std::function<void(uint32_t)> release,
@@ -53,23 +49,13 @@ void ProgressThread::loop(std::function<void()> setUp) {
   }
 }
 
-Status ProgressThread::drain(double timeoutSeconds, const std::atomic<bool>* abortFlag) const {
-  const auto start = std::chrono::steady_clock::now();
-  for (unsigned polls = 0; completed_.load(std::memory_order_acquire) != enqueued_; ++polls) {
-    if ((polls & 63) == 63) {
-      const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-      // Every wait of a job is bounded by the timeout; allow it that plus a margin.
-      if (waited > timeoutSeconds + 10) {
-        return makeStatus(strataTimeout, "timed out after %.1f s waiting for %u queued device collectives", waited,
-                          enqueued_ - completed_.load());
-      }
-      if (abortFlag != nullptr && abortFlag->load()) {
-        return makeStatus(strataInvalidUsage, "the communicator was aborted while its device collectives drained");
-      }
-    }
-    sched_yield();
-  }
-  return Status::Ok();
+Status ProgressThread::drain(const WaitPolicy& policy) const {
+  // Every wait of a job is bounded by the timeout; allow it that plus a margin.
+  WaitPolicy drainPolicy = policy;
+  drainPolicy.timeoutSeconds = policy.timeoutSeconds + 10;
+  return waitUntil(
+      drainPolicy, [&] { return completed_.load(std::memory_order_acquire) == enqueued_; },
+      [&] { return strformat("%u queued device collectives", enqueued_ - completed_.load()); });
 }
 
 Status ProgressThread::firstError() const {

@@ -14,6 +14,7 @@
 #include <mutex>
 #include <thread>
 
+#include "kernels/common/bounded_wait.h"
 #include "kernels/common/status.h"
 
 namespace strata {
@@ -37,8 +38,9 @@ class ProgressThread {
 
   // Queues `job` (caller's thread; one caller at a time) and returns its ticket: 1, 2, 3, ...
   uint32_t push(Job job);
-  // Waits (bounded by `timeoutSeconds`, abortable) until every ticket handed out is released.
-  Status drain(double timeoutSeconds, const std::atomic<bool>* abortFlag) const;
+  // Waits (bounded, abortable: `policy`, whose timeout is given a margin beyond the jobs' own) until
+  // every ticket handed out is released.
+  Status drain(const WaitPolicy& policy) const;
   // The first error of a job, or Ok.
   Status firstError() const;
   // Runs what is queued (skipping it when aborted), then joins the thread.

@@ -51,7 +51,7 @@ std::vector<Candidate> candidatesFor(const TunerInput& in, std::vector<std::stri
   const LevelCosts costs = in.costs->forWorkingSet(in.hostProcesses * rankWorkingSetBytes(global));
   std::vector<Candidate> out;
   for (const FlatAlgorithm* algo : flatAlgorithmsFor(args.coll)) {
-    const std::string why = algo->unsupported(global, p);
+    const std::string why = algo->whyUnsupported(global, p);
     if (!why.empty()) {
       if (rejected) rejected->push_back(std::string(algo->name) + ": " + why);
       continue;
@@ -59,7 +59,7 @@ std::vector<Candidate> candidatesFor(const TunerInput& in, std::vector<std::stri
     Candidate c;
     c.name = algo->name;
     c.predictedSeconds = algo->cost(global, p, costs.flat);
-    c.automatic = algo->notAutomatic == nullptr || algo->notAutomatic(global, p).empty();
+    c.automatic = algo->automatic(global, p);
     const Group world = Group::world(p, in.topology->rank);
     BuildOptions opt;
     opt.link = costs.flat;
@@ -67,7 +67,7 @@ std::vector<Candidate> candidatesFor(const TunerInput& in, std::vector<std::stri
     out.push_back(std::move(c));
   }
   for (const HierAlgorithm* h : hierAlgorithmsFor(args.coll)) {
-    std::string why = in.nodeTeam ? h->unsupported(global, *in.topology) : "no node team (shared memory unavailable)";
+    std::string why = in.nodeTeam ? h->whyUnsupported(global, *in.topology) : "no node team (shared memory unavailable)";
     if (!why.empty()) {
       if (rejected) rejected->push_back(std::string(h->name) + ": " + why);
       continue;
@@ -126,11 +126,9 @@ Status selectAlgorithm(const TunerInput& in, Candidate* out) {
                       collectiveName(args.coll), forced.c_str(), collectiveName(args.coll),
                       known.empty() ? "none" : known.c_str());
   }
-  size_t best = candidates.size();
-  for (size_t i = 0; i < candidates.size(); ++i) {
-    if (!candidates[i].automatic) continue;
-    if (best == candidates.size() || candidates[i].predictedSeconds < candidates[best].predictedSeconds) best = i;
-  }
+  const size_t best = cheapest(
+      candidates.size(), [&](size_t i) { return candidates[i].predictedSeconds; },
+      [&](size_t i) { return candidates[i].automatic; });
   STRATA_REQUIRE(best < candidates.size(), strataInternalError, "no algorithm can serve %s", collectiveName(args.coll));
   *out = std::move(candidates[best]);
   return Status::Ok();

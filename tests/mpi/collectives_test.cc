@@ -388,11 +388,11 @@ std::vector<Param> params() {
       CollectiveArgs probe;
       probe.coll = c;
       for (const HierAlgorithm* h : hierAlgorithmsFor(c)) {
-        if (h->unsupported(probe, topo).empty()) out.push_back({c, h->name, shape, first});
+        if (h->whyUnsupported(probe, topo).empty()) out.push_back({c, h->name, shape, first});
       }
       if (!first) continue;
       for (const FlatAlgorithm* a : flatAlgorithmsFor(c)) {
-        if (a->unsupported(CollectiveArgs{}, worldSize()).empty()) out.push_back({c, a->name, shape, true});
+        if (a->whyUnsupported(CollectiveArgs{}, worldSize()).empty()) out.push_back({c, a->name, shape, true});
       }
     }
   }

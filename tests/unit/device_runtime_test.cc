@@ -1,7 +1,7 @@
-// The device lanes' ordering guarantees (what the executor's device mode relies on): a lane runs
-// its queue in order, a marker completes after everything queued before it on its lane, waitOn
-// holds a lane until another lane's marker; memory is reserved, never grown by a run. And the
-// staging chunk size: the same for sender and receiver, within its bounds.
+// The device queues' ordering guarantees (what the executor's device mode relies on): a queue runs
+// in order, a marker completes after everything queued before it on its queue, waitOn holds a
+// queue until another queue's marker; memory is reserved, never grown by a run. And the staging
+// chunk size: the same for sender and receiver, within its bounds.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "inter_node/executor.h"
+#include "src/core/config.h"
 #ifdef STRATA_HAVE_CUDA
 #include "kernels/cuda/cuda_queues.h"
 #endif
@@ -86,17 +87,21 @@ TEST(StagingChunks, SizeFollowsTheModelWithinTheSlot) {
   EXPECT_EQ(stagingChunkBytes(size_t{1} << 20, 4096), 4096u) << "never beyond a slot, even below 64 KiB";
 }
 
-TEST(StagingChunks, PoolFromTheEnvironment) {
+TEST(StagingChunks, PoolFromTheConfiguration) {
   setenv("STRATA_STAGE_CHUNK", "5000", 1);
   setenv("STRATA_STAGE_SLOTS", "3", 1);
-  const StagingPool p = StagingPool::fromEnvironment();
+  Config c;
+  const Status s = resolveConfig(nullptr, &c);
   unsetenv("STRATA_STAGE_CHUNK");
   unsetenv("STRATA_STAGE_SLOTS");
+  ASSERT_TRUE(s.ok()) << s.message();
+  const StagingPool p = StagingPool::sized(c.stageChunkBytes, c.stageSlots);
   EXPECT_EQ(p.slotBytes, 8192u) << "rounded up to 4 KiB";
   EXPECT_EQ(p.slots, 3);
   EXPECT_TRUE(p.fixedChunks);
   EXPECT_EQ(p.bytes(), 6u * 8192u) << "as many receive slots as send slots";
-  const StagingPool d = StagingPool::fromEnvironment();
+  ASSERT_TRUE(resolveConfig(nullptr, &c).ok());
+  const StagingPool d = StagingPool::sized(c.stageChunkBytes, c.stageSlots);
   EXPECT_FALSE(d.fixedChunks);
   EXPECT_EQ(d.bytes(), 16u * (size_t{2} << 20));
 }

@@ -122,7 +122,7 @@ NodeOpCall callFor(const NodeOpDesc& d, float* send, float* recv, double seconds
   c.bases[1] = reinterpret_cast<char*>(recv);
   c.type = strataFloat32;
   c.op = strataSum;
-  c.timeoutSeconds = seconds;
+  c.wait.timeoutSeconds = seconds;
   return c;
 }
 

@@ -90,6 +90,40 @@ TEST(Config, ResolveRejectsBadFields) {
   EXPECT_EQ(out.forcedFor(Collective::kAllReduce), "ring");
 }
 
+// Every variable is read strictly: a malformed value is an error naming the variable and the
+// value, never ignored or read half (atoi would take "2M" as 2, "yes" as 0).
+TEST(Config, MalformedEnvironmentIsAnErrorThatNamesIt) {
+  const std::pair<const char*, const char*> bad[] = {
+      {"STRATA_STAGE_CHUNK", "2Q"},      {"STRATA_STAGE_CHUNK", "-5"},   {"STRATA_STAGE_SLOTS", "0"},
+      {"STRATA_STAGE_SLOTS", "many"},    {"STRATA_DEVICE_SLOT", "1.5M"}, {"STRATA_DEVICE_SYNC", "yes"},
+      {"STRATA_MPI_NATIVE", "2"},        {"STRATA_CUDA_AWARE_MPI", "1x"}, {"STRATA_WAIT_SPIN_US", "-1"},
+      {"STRATA_MAX_MESSAGE_BYTES", "0"}, {"STRATA_TIMEOUT", "soon"},     {"STRATA_DEBUG", "LOUD"},
+      {"STRATA_RANKS_PER_NODE", "4,x"},
+  };
+  for (const auto& [name, value] : bad) {
+    setenv(name, value, 1);
+    Config out;
+    const Status s = resolveConfig(nullptr, &out);
+    unsetenv(name);
+    EXPECT_EQ(s.code(), strataInvalidArgument) << name << "=" << value;
+    EXPECT_NE(s.message().find(value), std::string::npos) << name << "=" << value << ": " << s.message();
+  }
+  setenv("STRATA_STAGE_CHUNK", "256K", 1);
+  setenv("STRATA_DEVICE_SLOT", "1M", 1);
+  setenv("STRATA_WAIT_SPIN_US", "50", 1);
+  setenv("STRATA_DEVICE_SYNC", "1", 1);
+  Config out;
+  const Status s = resolveConfig(nullptr, &out);
+  for (const char* name : {"STRATA_STAGE_CHUNK", "STRATA_DEVICE_SLOT", "STRATA_WAIT_SPIN_US", "STRATA_DEVICE_SYNC"}) {
+    unsetenv(name);
+  }
+  ASSERT_TRUE(s.ok()) << s.message();
+  EXPECT_EQ(out.stageChunkBytes, size_t{256} << 10);
+  EXPECT_EQ(out.deviceSlotBytes, size_t{1} << 20);
+  EXPECT_DOUBLE_EQ(out.waitSpinSeconds, 50e-6);
+  EXPECT_TRUE(out.deviceSync);
+}
+
 TEST(CostModel, PipeliningLemmaMinimisesTheFormula) {
   LinkCost c{2e-6, 1e-9, 1e-9};
   const double m = 16e6;

@@ -30,16 +30,10 @@ std::vector<int> rootsFor(const FlatAlgorithm& a, int p) {
   return {0, 1, p / 2, p - 1};
 }
 
-bool isIrregular(Collective c) {
-  return c == Collective::kAllGatherv || c == Collective::kGatherv || c == Collective::kScatterv ||
-         c == Collective::kAllToAllv || c == Collective::kReduceScatterv;
-}
-
 // Collectives whose count is per rank block: their buffers hold p blocks, and the block structure,
 // not the block size, is what the algorithms get wrong.
 bool isBlockwise(Collective c) {
-  return c == Collective::kAllGather || c == Collective::kReduceScatter || c == Collective::kGather ||
-         c == Collective::kScatter || c == Collective::kAllToAll;
+  return specOf(c).sendLength == Length::kBlocks || specOf(c).recvLength == Length::kBlocks;
 }
 
 std::vector<size_t> countsFor(const FlatAlgorithm& a, int p) {
@@ -64,7 +58,7 @@ TEST_P(FlatAlgorithmVerify, DeliversExactlyTheRightContributions) {
       probe.coll = algo.collective;
       probe.count = static_cast<size_t>(2 * p + 3);
       probe.type = strataFloat32;
-      if (algo.unsupported(probe, p).empty() && !isIrregular(algo.collective) &&
+      if (algo.whyUnsupported(probe, p).empty() && !isIrregular(algo.collective) &&
           buildFlatPlan(algo, probe, p, 0, opt).size() == buildFlatPlan(algo, probe, p, 0, BuildOptions{}).size()) {
         continue;
       }
@@ -80,7 +74,7 @@ TEST_P(FlatAlgorithmVerify, DeliversExactlyTheRightContributions) {
             a.op = op;
             a.root = root;
             a.inPlace = inPlace;
-            if (!algo.unsupported(a, p).empty()) continue;
+            if (!algo.whyUnsupported(a, p).empty()) continue;
             std::vector<CollectiveArgs> perRank;
             if (isIrregular(algo.collective)) perRank = irregularArgs(a, p, static_cast<unsigned>(count));
             if (algo.collective == Collective::kShift) a.shift = static_cast<int>(count % 7) - 3 + root;

@@ -31,7 +31,7 @@ TEST_P(HierarchicalVerify, DeliversExactlyTheRightContributions) {
   CollectiveArgs probe;
   probe.coll = algo.collective;
   probe.count = 4;
-  if (!algo.unsupported(probe, t0).empty()) GTEST_SKIP() << algo.name << " on " << shape << ": " << algo.unsupported(probe, t0);
+  if (!algo.whyUnsupported(probe, t0).empty()) GTEST_SKIP() << algo.name << " on " << shape << ": " << algo.whyUnsupported(probe, t0);
   const std::vector<RedOp> ops = isReduction(algo.collective) ? std::vector<RedOp>{strataSum, strataAvg}
                                                               : std::vector<RedOp>{strataSum};
   std::vector<int> roots = {0};

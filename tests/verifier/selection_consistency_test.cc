@@ -32,9 +32,7 @@ TEST_P(Selection, EveryRankChoosesTheSameAlgorithm) {
           base.root = p - 1;
           base.commSize = p;
           std::vector<CollectiveArgs> perRank(static_cast<size_t>(p), base);
-          const bool irregular = coll == Collective::kAllGatherv || coll == Collective::kGatherv ||
-                                 coll == Collective::kScatterv || coll == Collective::kAllToAllv ||
-                                 coll == Collective::kReduceScatterv;
+          const bool irregular = isIrregular(coll);
           if (irregular) perRank = irregularArgs(base, p, static_cast<unsigned>(count % 7));
           std::string first;
           for (int r = 0; r < p; ++r) {

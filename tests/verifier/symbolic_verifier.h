@@ -42,15 +42,17 @@ Result run(const Case& c);
 // collectives are in place at the root alone).
 CollectiveArgs rankArgs(const CollectiveArgs& a, int rank);
 
-// Where the call's input and output live on `rank`, after in-place aliasing: buffer and offset.
+// Where the call's input and output live on `rank`, after in-place aliasing: buffer and offset
+// (from the collective table's in-place rule, kernels/plan/collective.h).
 struct View {
   BufferId buffer;
   size_t offset;
 };
 View sendView(const CollectiveArgs& a, int rank);
 View recvView(const CollectiveArgs& a, int rank);
-// Elements of the send and receive buffers on `rank` (0 where the rank does not use it).
-size_t sendElems(const CollectiveArgs& a, int rank, int p);
-size_t recvElems(const CollectiveArgs& a, int rank, int p);
+// Elements of the send and receive buffers on `rank`, from the table (0 where the rank's buffer is
+// not significant, but for exscan's rank 0, whose receive buffer must stay untouched).
+size_t sendElems(const CollectiveArgs& a, int rank);
+size_t recvElems(const CollectiveArgs& a, int rank);
 
 }  // namespace strata::verify

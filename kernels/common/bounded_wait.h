@@ -1,0 +1,98 @@
+// The one wait of the library. Every waiter (the executor's messages and device queues, the staging
+// pipeline, the node team's flags and barrier, the device path's events, the progress thread's
+// drain, the ranks' plan agreement) polls through a Waiter, so every wait is bounded, can be
+// aborted, says what it waited for, and treats the core it runs on by one policy.
+//
+// The policy: while a wait is younger than `spinSeconds` it spins (a CPU pause between polls);
+// after that it yields the core between polls. The spin is measured in time, not in polls: a yield
+// hands the core to any other runnable process for a time slice, even one at nice 19, and spinning
+// only a few hundred polls before yielding cost a 2-rank allreduce (32 KiB - 2 MiB) half its speed
+// under one CPU-bound background process per core, where the MPI library's shared-memory transport,
+// which spins, kept its speed. Yielding early is right when the communicator's own processes
+// outnumber the host's cores: then the peer being waited for may need this very core.
+//
+// Thread contract: a Waiter belongs to one thread; the abort flag may be set from any thread.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <string>
+
+#include "kernels/common/status.h"
+
+namespace strata {
+
+struct WaitPolicy {
+  double timeoutSeconds = 300;                   // give up after this long without progress (strataTimeout)
+  double spinSeconds = 0;                        // spin this long, then yield between polls
+  const std::atomic<bool>* abortFlag = nullptr;  // set: give up (strataInvalidUsage)
+
+  // The default spin for a host running `processesOnHost` of the communicator's processes: a few
+  // milliseconds when they fit its cores (longer than the waits of a collective that is on its
+  // way), a few microseconds when they do not.
+  static double defaultSpinSeconds(int processesOnHost);
+};
+
+class Waiter {
+ public:
+  explicit Waiter(const WaitPolicy& policy) : policy_(policy) {}
+
+  // After a poll that found nothing done: spins or yields, and checks the abort flag and the bound.
+  // Ok to poll again; otherwise the error, naming what() (called only then).
+  template <typename What>
+  Status idle(What&& what) {
+    if (polls_++ == 0) {
+      start_ = Clock::now();
+      yielding_ = policy_.spinSeconds <= 0;
+    }
+    if ((polls_ & 15) == 0) {
+      if (policy_.abortFlag != nullptr && policy_.abortFlag->load(std::memory_order_relaxed)) {
+        return makeStatus(strataInvalidUsage, "the communicator was aborted (strataCommAbort) while waiting for %s",
+                          std::string(what()).c_str());
+      }
+      const double waited = std::chrono::duration<double>(Clock::now() - start_).count();
+      if (waited > policy_.timeoutSeconds) {
+        return makeStatus(strataTimeout, "timed out after %.1f s waiting for %s", waited, std::string(what()).c_str());
+      }
+      yielding_ = waited >= policy_.spinSeconds;
+    }
+    if (yielding_) {
+      yieldCore();
+    } else {
+      cpuRelax();
+    }
+    return Status::Ok();
+  }
+
+  // After a poll that moved something: the wait (and its bound) starts over.
+  void progressed() { polls_ = 0; }
+
+  // Polls made in this wait so far (for work done every so many polls).
+  unsigned polls() const { return polls_; }
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  static void cpuRelax() {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    asm volatile("yield");
+#endif
+  }
+  static void yieldCore();
+
+  WaitPolicy policy_;
+  unsigned polls_ = 0;
+  bool yielding_ = false;
+  Clock::time_point start_{};
+};
+
+// Waits until done() is true: the common case of a Waiter.
+template <typename Done, typename What>
+Status waitUntil(const WaitPolicy& policy, Done&& done, What&& what) {
+  Waiter w(policy);
+  while (!done()) STRATA_CHECK(w.idle(what));
+  return Status::Ok();
+}
+
+}  // namespace strata
