@@ -9,24 +9,14 @@
 #include <new>
 #include <vector>
 
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
-
+#include "intra_node/node_op_layout.h"
+#include "intra_node/slot_copies.h"
 #include "kernels/plan/group.h"
 
 namespace strata {
 
 using Clock = std::chrono::steady_clock;
 
-// Tiny node ops (a one-shot allreduce of a few values) keep their pieces in cache lines that each
-// carry the round number too (as NCCL's LL128 protocol does): the reader polls every line it needs
-// at once, and a line whose round is current holds current data (the writer publishes each line's
-// round after its data, with release order). One set of lines per slot parity.
-constexpr size_t kInlineLines = 4;
-constexpr size_t kLineData = 56;
-constexpr size_t kInlineBytes = kInlineLines * kLineData;
-constexpr size_t kMaxInlineMembers = 16;
 struct alignas(64) InlineLine {
   unsigned char data[kLineData];
   std::atomic<uint64_t> round;
@@ -58,15 +48,7 @@ namespace {
 
 constexpr uint64_t kMagic = 0x5354524154414e54ull;  // "STRATANT"
 constexpr size_t kHeaderBytes = 4096;
-constexpr size_t kAlign = 64;
-
-size_t alignUp(size_t x, size_t a) { return (x + a - 1) / a * a; }
-
 size_t controlBytes(int members) { return kHeaderBytes + static_cast<size_t>(members) * sizeof(NodeTeam::Control); }
-
-}  // namespace
-
-namespace {
 
 // The progress a waiting member drives: its MPI messages, so a peer that needs them to reach this
 // node op gets them while this member waits in it.
@@ -85,62 +67,6 @@ Status teamWait(const WaitPolicy& policy, const Progress* progress, Done done, W
     STRATA_CHECK(waiter.idle(what));
   }
   return Status::Ok();
-}
-
-// Copies into and out of the slots. A plain vector loop: glibc's memcpy picks `rep movsb` for these
-// sizes, which ran at a fifth of the speed here when the lines had just been written (or read) by
-// another core (2 GB/s against 10 GB/s on a 2-core EPYC VM, 64 KiB parts).
-void copyLines(void* dst, const void* src, size_t bytes) {
-  auto* d = static_cast<unsigned char*>(dst);
-  const auto* s = static_cast<const unsigned char*>(src);
-  size_t i = 0;
-  for (; i + 64 <= bytes; i += 64) {
-    uint64_t v[8];
-    std::memcpy(v, s + i, 64);
-    std::memcpy(d + i, v, 64);
-  }
-  if (i < bytes) std::memcpy(d + i, s + i, bytes - i);
-}
-
-// Large pieces may go into the slots with streaming stores. A plain store must first take the line
-// from the core that read it last round; on the 2-core EPYC VM that transfer alone ran at 2.5-4
-// GB/s for minutes at a time (the host moves the VM's cores around), against 11-15 GB/s streamed,
-// while in the machine's good spells plain stores made a 1 MiB allreduce 20% faster (the reader
-// finds the lines in cache). Hence a choice per op, measured (NodeOpLayout); streamed lines never
-// pay off for small pieces (16 KiB: the reader's 4.5 against 12 GB/s).
-constexpr size_t kStreamMinBytes = 64 * 1024;
-
-void copyIntoSlot(void* dst, const void* src, size_t bytes, bool stream) {
-#if defined(__SSE2__)
-  if (stream && bytes >= kStreamMinBytes && reinterpret_cast<uintptr_t>(dst) % 16 == 0) {
-    auto* d = static_cast<__m128i*>(dst);
-    const auto* s = static_cast<const unsigned char*>(src);
-    const size_t lines = bytes / 64;
-    for (size_t k = 0; k < lines; ++k) {
-      const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + 64 * k));
-      const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + 64 * k + 16));
-      const __m128i c = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + 64 * k + 32));
-      const __m128i e = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + 64 * k + 48));
-      _mm_stream_si128(d + 4 * k, a);
-      _mm_stream_si128(d + 4 * k + 1, b);
-      _mm_stream_si128(d + 4 * k + 2, c);
-      _mm_stream_si128(d + 4 * k + 3, e);
-    }
-    if (lines * 64 < bytes) std::memcpy(reinterpret_cast<char*>(dst) + lines * 64, s + lines * 64, bytes - lines * 64);
-    _mm_sfence();  // streaming stores are weakly ordered: drain them before the round is published
-    return;
-  }
-#else
-  (void)stream;
-#endif
-  copyLines(dst, src, bytes);
-}
-
-// Part `c` of `count` elements cut into `C` nearly equal parts.
-inline void partOf(size_t count, size_t C, size_t c, size_t* offset, size_t* n) {
-  const size_t base = count / C, extra = count % C;
-  *offset = c * base + std::min(c, extra);
-  *n = base + (c < extra ? 1 : 0);
 }
 
 }  // namespace
@@ -308,43 +234,6 @@ Status NodeTeam::ensureSlotBytes(size_t bytes, const NodeOpCall& call) {
   return Status::Ok();
 }
 
-// What run() needs to know about a node op beyond its description, for one element size and slot
-// size: computed on the first call, kept on the (cached) description.
-struct NodeOpLayout {
-  size_t elemSize = 0, slotBytes = 0;
-  size_t rounds = 1;
-  bool sharesAnything = false;
-  bool inlined = false;  // one round whose pieces fit every member's inline lines
-  std::vector<size_t> inlineLinesOf;  // per member: lines its pieces occupy
-  std::vector<int> waitFor;   // members whose pieces I read (all others for a barrier)
-  std::vector<int> readFrom;  // members whose slots I read
-  // Single-round ops: offset of every member's shared pieces in its slot.
-  std::vector<std::vector<size_t>> offsets;
-  // Large pieces go into the slot with plain or with streaming stores, whichever ran this op faster
-  // lately (copyIntoSlot says why it varies); the other kind is retried now and then.
-  bool largePieces = false;
-  double seconds[2] = {0, 0};  // running average of the whole op per kind (0 plain, 1 streaming)
-  uint32_t tries[2] = {0, 0};
-  uint64_t runs = 0;
-};
-
-namespace {
-
-// Offsets of member j's shared parts in round c of C.
-void layoutRound(const NodeOpDesc& d, int j, size_t C, size_t c, size_t es, std::vector<size_t>* offs) {
-  offs->assign(d.writeCounts[static_cast<size_t>(j)].size(), 0);
-  size_t pos = 0;
-  for (size_t i = 0; i < offs->size(); ++i) {
-    if (!d.writeShared[static_cast<size_t>(j)][i]) continue;
-    size_t off, cnt;
-    partOf(d.writeCounts[static_cast<size_t>(j)][i], C, c, &off, &cnt);
-    (*offs)[i] = pos;
-    pos += alignUp(cnt * es, kAlign);
-  }
-}
-
-}  // namespace
-
 Status NodeTeam::run(const NodeOpCall& call) {
   const NodeOpDesc& d = *call.desc;
   const int n = static_cast<int>(d.members.size());
@@ -364,87 +253,17 @@ Status NodeTeam::run(const NodeOpCall& call) {
     STRATA_REQUIRE(d.writeCounts.size() == static_cast<size_t>(n) && d.writeShared.size() == static_cast<size_t>(n) &&
                        d.writes.size() == d.writeCounts[static_cast<size_t>(me_)].size(),
                    strataInternalError, "%s: inconsistent piece lists", d.what);
-    // Bytes each member puts into its slot, and the slot size this op wants.
-    size_t maxShared = 0;
-    for (int j = 0; j < n; ++j) {
-      size_t total = 0;
-      for (size_t i = 0; i < d.writeCounts[static_cast<size_t>(j)].size(); ++i) {
-        if (d.writeShared[static_cast<size_t>(j)][i]) total += alignUp(d.writeCounts[static_cast<size_t>(j)][i] * es, kAlign);
-      }
-      maxShared = std::max(maxShared, total);
-    }
+    // The slots grow (in band, every member together) to what this op wants, up to their maximum.
+    const size_t maxShared = maxSharedBytes(d, es);
     if (!ipc && maxShared > slotBytes_ && slotBytes_ < options_.maxSlotBytes) {
       size_t want = slotBytes_;
       while (want < maxShared && want < options_.maxSlotBytes) want *= 2;
       STRATA_CHECK(ensureSlotBytes(std::min(want, options_.maxSlotBytes), call));
     }
     auto fresh = std::make_shared<NodeOpLayout>();
+    STRATA_CHECK(buildNodeOpLayout(d, me_, es, ipc ? deviceSlotBytes_ : slotBytes_, dev, fresh.get()));
     layout = fresh.get();
     d.runnerState = fresh;
-    layout->elemSize = es;
-    const size_t slotBytes = ipc ? deviceSlotBytes_ : slotBytes_;
-    layout->slotBytes = slotBytes;
-    // Rounds: the fewest in which every member's parts fit its slot.
-    size_t C = std::max<size_t>(1, (maxShared + slotBytes - 1) / slotBytes);
-    auto fits = [&](size_t rounds) {
-      for (int j = 0; j < n; ++j) {
-        size_t used = 0;
-        for (size_t i = 0; i < d.writeCounts[static_cast<size_t>(j)].size(); ++i) {
-          if (!d.writeShared[static_cast<size_t>(j)][i]) continue;
-          size_t off, cnt;
-          partOf(d.writeCounts[static_cast<size_t>(j)][i], rounds, 0, &off, &cnt);  // part 0 is the largest
-          used += alignUp(cnt * es, kAlign);
-        }
-        if (used > slotBytes) return false;
-      }
-      return true;
-    };
-    while (!fits(C)) ++C;
-    layout->rounds = C;
-    for (size_t i = 0; i < d.writes.size(); ++i) {
-      if (!dev && d.writeShared[static_cast<size_t>(me_)][i] && d.writes[i].count * es / C >= kStreamMinBytes) {
-        layout->largePieces = true;
-      }
-    }
-    for (size_t i = 0; i < d.writes.size(); ++i) layout->sharesAnything |= d.writeShared[static_cast<size_t>(me_)][i] != 0;
-    std::vector<uint8_t> readsFrom(static_cast<size_t>(n), 0);
-    for (const NodeRead& r : d.reads) {
-      STRATA_REQUIRE(!r.sources.empty(), strataInternalError, "%s: a read without sources", d.what);
-      for (const NodePiece& src : r.sources) {
-        STRATA_REQUIRE(src.member < static_cast<uint32_t>(n) && src.index < d.writeCounts[src.member].size() &&
-                           d.writeCounts[src.member][src.index] == r.dst.count &&
-                           (src.member == static_cast<uint32_t>(me_) || d.writeShared[src.member][src.index]),
-                       strataInternalError, "%s: read of %zu elements from piece %u of member %u does not match", d.what,
-                       r.dst.count, src.index, src.member);
-        if (src.member != static_cast<uint32_t>(me_)) readsFrom[src.member] = 1;
-      }
-    }
-    for (int j = 0; j < n; ++j) {
-      if (j == me_) continue;
-      if (readsFrom[static_cast<size_t>(j)]) layout->readFrom.push_back(j);
-      if (readsFrom[static_cast<size_t>(j)] || d.fullSync) layout->waitFor.push_back(j);
-    }
-    if (C == 1) {
-      layout->offsets.resize(static_cast<size_t>(n));
-      for (int j = 0; j < n; ++j) layoutRound(d, j, 1, 0, es, &layout->offsets[static_cast<size_t>(j)]);
-      // Inline when every member's pieces, packed, fit its lines (offsets count line data bytes),
-      // for teams small enough to stage everyone's lines on the stack.
-      layout->inlined = !dev && n <= static_cast<int>(kMaxInlineMembers);
-      layout->inlineLinesOf.assign(static_cast<size_t>(n), 1);
-      for (int j = 0; j < n && layout->inlined; ++j) {
-        size_t pos = 0;
-        for (size_t i = 0; i < d.writeCounts[static_cast<size_t>(j)].size(); ++i) {
-          if (!d.writeShared[static_cast<size_t>(j)][i]) continue;
-          layout->offsets[static_cast<size_t>(j)][i] = pos;
-          pos += d.writeCounts[static_cast<size_t>(j)][i] * es;
-        }
-        layout->inlined = pos <= kInlineBytes;
-        layout->inlineLinesOf[static_cast<size_t>(j)] = std::max<size_t>(1, (pos + kLineData - 1) / kLineData);
-      }
-      if (!layout->inlined) {
-        for (int j = 0; j < n; ++j) layoutRound(d, j, 1, 0, es, &layout->offsets[static_cast<size_t>(j)]);
-      }
-    }
   }
   const size_t C = layout->rounds;
   // Plain or streaming stores: two tries of each first, then the faster, the other every 16th run.
@@ -553,29 +372,7 @@ Status NodeTeam::run(const NodeOpCall& call) {
         else if (dst != srcs[0]) copyLines(dst, srcs[0], cnt * es);
         continue;
       }
-      // On the device the batches' running sum would have to outlive this loop in device memory.
-      STRATA_REQUIRE(!dev || srcs.size() <= static_cast<size_t>(kMaxReduceInputs), strataInvalidUsage,
-                     "%s: %zu members' pieces in one reduction on device buffers (at most %d)", d.what, srcs.size(),
-                     kMaxReduceInputs);
-      // Left to right in batches the compute backend takes; intermediate sums stay in scratch so an
-      // output that is also one of my pieces is written last.
-      const size_t total = srcs.size();
-      size_t done = std::min<size_t>(total, kMaxReduceInputs);
-      void* target = done == total ? static_cast<void*>(dst) : nullptr;
-      if (target == nullptr) {
-        partial.resize(cnt * es);
-        target = partial.data();
-      }
-      Status st = compute.reduce(target, srcs.data(), static_cast<int>(done), cnt, call.type, call.op);
-      while (st.ok() && done < total) {
-        const size_t take = std::min<size_t>(total - done, kMaxReduceInputs - 1);
-        const void* batch[kMaxReduceInputs];
-        batch[0] = partial.data();
-        for (size_t k = 0; k < take; ++k) batch[k + 1] = srcs[done + k];
-        done += take;
-        st = compute.reduce(done == total ? static_cast<void*>(dst) : partial.data(), batch, static_cast<int>(take + 1), cnt,
-                            call.type, call.op);
-      }
+      Status st = reduceInBatches(compute, dst, srcs.data(), srcs.size(), cnt, call.type, call.op, &partial);
       if (!st.ok()) return st.withContext(d.what);
     }
     if (dev) {

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstddef>
+#include <vector>
 
 #include "kernels/common/datatype.h"
 #include "kernels/common/status.h"
@@ -42,5 +43,11 @@ class ComputeBackend {
 
 // The host backend: plain loops the compiler vectorises, instantiated per type family.
 ComputeBackend& hostComputeBackend();
+
+// dst = srcs[0] op ... op srcs[n-1] for any n >= 1: left to right in batches of the backend's
+// kMaxReduceInputs, the running sum in `scratch` (host memory: the host backend only for n above
+// the limit), so a dst that is also one of the inputs is written last.
+Status reduceInBatches(ComputeBackend& backend, void* dst, const void* const* srcs, size_t n, size_t count, DataType type,
+                       RedOp op, std::vector<char>* scratch);
 
 }  // namespace strata

@@ -24,37 +24,23 @@
 #include <vector>
 
 #include "inter_node/algorithms/algorithm.h"
+#include "perf/calibration_fit.h"
 #include "perf/collective_descriptors.h"
-#include "src/core/communicator.h"
+#include "src/core/introspection.h"
 #include "src/tuning/cost_model.h"
 #include "src/tuning/tuner.h"
 
 namespace strata::perf {
 namespace {
 
-struct Sample {
-  std::array<double, 3> coef;  // seconds per unit of alpha, beta, gamma
-  double seconds;              // measured median (slowest rank of the whole job)
-  size_t bytes;
-  double workingSet;  // bytes: the host's processes' send and receive buffers
-  std::string what;
-};
-
-constexpr size_t kLargeBytes = 64 << 10;
 constexpr size_t kMaxBytes = 64 << 20;  // the largest size measured (the larger buffer of a call)
 
 // The forced candidate's prediction with the level's parameters set to `unit` (the other levels 0).
-double predict(strataComm* c, const CollectiveArgs& args, const std::string& algo, Level level, const LinkCost& unit) {
-  CostParams costs;
+double predict(strataComm_t comm, const CollectiveArgs& args, const std::string& algo, Level level, const LinkCost& unit) {
+  LevelCosts costs;
   costs.flat = costs.node = costs.lane = LinkCost{0, 0, 0};
   (level == Level::kNode ? costs.node : level == Level::kLane ? costs.lane : costs.flat) = unit;
-  TunerInput in;
-  in.args = &args;
-  in.topology = &c->topology;
-  in.costs = &costs;
-  in.config = &c->config;
-  in.nodeTeam = c->nodeTeam != nullptr;
-  for (const Candidate& cand : candidatesFor(in, nullptr)) {
+  for (const Candidate& cand : tools::candidatesUnder(comm, args, costs)) {
     if (cand.name == algo) return cand.predictedSeconds;
   }
   return -1;
@@ -64,9 +50,9 @@ double predict(strataComm* c, const CollectiveArgs& args, const std::string& alg
 // own sub-communicator), medians of the slowest rank of the whole job.
 bool measure(strataComm_t comm, const std::string& op, const std::string& algo, Level level, size_t bytes, int iters,
              int warmup, std::vector<Sample>* out) {
-  auto* c = reinterpret_cast<strataComm*>(comm);
+  const int size = tools::topologyOf(comm).size;
   const CollectiveDescriptor& d = *findDescriptor(op);
-  const CallShape s = d.shape(bytes, 4, c->size);
+  const CallShape s = d.shape(bytes, 4, size);
   const bool skip = s.count == 0;  // still joins the job-wide barriers below
   // One pair of buffers for every measurement, touched once: fresh allocations each time measured
   // page faults, and buffers that moved between sizes measured their placement.
@@ -97,13 +83,13 @@ bool measure(strataComm_t comm, const std::string& op, const std::string& algo, 
   args.count = s.count;
   args.type = strataFloat32;
   args.op = strataSum;
-  args.commSize = c->size;
+  args.commSize = size;
   Sample smp;
   smp.seconds = slowest[slowest.size() / 2];
   smp.bytes = s.reportedBytes;
-  smp.workingSet = c->hostProcesses * rankWorkingSetBytes(args);
-  smp.coef = {predict(c, args, algo, level, {1, 0, 0}), predict(c, args, algo, level, {0, 1, 0}),
-              predict(c, args, algo, level, {0, 0, 1})};
+  smp.workingSet = tools::hostProcessesOf(comm) * rankWorkingSetBytes(args);
+  smp.coef = {predict(comm, args, algo, level, {1, 0, 0}), predict(comm, args, algo, level, {0, 1, 0}),
+              predict(comm, args, algo, level, {0, 0, 1})};
   smp.what = op + " " + algo + " " + std::to_string(s.reportedBytes) + " B";
   if (smp.coef[0] < 0) return false;
   out->push_back(smp);
@@ -149,117 +135,6 @@ bool measureNative(const std::string& op, size_t bytes, int iters, int warmup, i
 const char* const kNativeOps[] = {"allreduce", "broadcast", "reduce", "allgather", "reducescatter", "gather",
                                   "scatter",   "alltoall",  "scan",   "exscan",    "barrier"};
 
-// The unknowns of a level: alpha, then beta and gamma in cache, then beta and gamma streaming.
-constexpr size_t kUnknowns = 5;
-using Vec = std::array<double, kUnknowns>;
-using Mask = std::array<bool, kUnknowns>;
-
-// A sample's coefficients for the five unknowns: its formula's beta and gamma coefficients split
-// by the share of its working set that fits the cache (the tuner's blend, kernels/plan/cost.h).
-Vec coefficients(const Sample& s, double cacheBytes) {
-  const double f = cachedShare(s.workingSet, cacheBytes);
-  return {s.coef[0], f * s.coef[1], f * s.coef[2], (1 - f) * s.coef[1], (1 - f) * s.coef[2]};
-}
-
-// min sum ((coef . x - t) / t)^2 over x >= 0 in the components of `free` (the others held at
-// `fixed`): normal equations, and a component that comes out negative is held at 0 and the rest
-// fitted again (a plain active set; five unknowns at most).
-Vec fit(const std::vector<Sample>& samples, double cacheBytes, Mask free, const Vec& fixed) {
-  Vec x = fixed;
-  for (size_t attempt = 0; attempt <= kUnknowns; ++attempt) {
-    std::vector<size_t> idx;
-    for (size_t k = 0; k < kUnknowns; ++k) {
-      if (free[k]) idx.push_back(k);
-    }
-    const size_t n = idx.size();
-    x = fixed;
-    if (n == 0) return x;
-    double M[kUnknowns][kUnknowns + 1] = {};
-    size_t used = 0;
-    for (const Sample& s : samples) {
-      const Vec c = coefficients(s, cacheBytes);
-      double rest = s.seconds;  // what the free components must explain
-      for (size_t k = 0; k < kUnknowns; ++k) {
-        if (!free[k]) rest -= c[k] * fixed[k];
-      }
-      const double w = 1.0 / (s.seconds * s.seconds);
-      for (size_t i = 0; i < n; ++i) {
-        for (size_t j = 0; j < n; ++j) M[i][j] += w * c[idx[i]] * c[idx[j]];
-        M[i][n] += w * c[idx[i]] * rest;
-      }
-      ++used;
-    }
-    // Gauss-Jordan with partial pivoting; a column without information is held at 0.
-    size_t dropped = kUnknowns;
-    for (size_t col = 0; col < n && dropped == kUnknowns; ++col) {
-      size_t piv = col;
-      for (size_t r = col + 1; r < n; ++r) {
-        if (std::fabs(M[r][col]) > std::fabs(M[piv][col])) piv = r;
-      }
-      if (std::fabs(M[piv][col]) < 1e-300 || used == 0) {
-        dropped = idx[col];
-        break;
-      }
-      for (size_t k = 0; k <= n; ++k) std::swap(M[col][k], M[piv][k]);
-      for (size_t r = 0; r < n; ++r) {
-        if (r == col) continue;
-        const double f = M[r][col] / M[col][col];
-        for (size_t k = col; k <= n; ++k) M[r][k] -= f * M[col][k];
-      }
-    }
-    if (dropped == kUnknowns) {
-      for (size_t i = 0; i < n; ++i) x[idx[i]] = M[i][n] / M[i][i];
-      size_t worst = kUnknowns;
-      for (size_t k : idx) {
-        if (x[k] < 0 && (worst == kUnknowns || x[k] < x[worst])) worst = k;
-      }
-      if (worst == kUnknowns) return x;
-      dropped = worst;
-    }
-    free[dropped] = false;
-  }
-  return fixed;
-}
-
-struct LevelFit {
-  LinkCost link;
-  MemoryCosts mem;
-};
-
-// The level's parameters: beta and gamma (cached and streaming) from the sizes the compositions
-// are chosen for (64 KiB and up), alpha from the small ones with the others held, twice round.
-LevelFit fitLevel(const std::vector<Sample>& samples, double cacheBytes) {
-  std::vector<Sample> small, large;
-  for (const Sample& s : samples) (s.bytes < kLargeBytes ? small : large).push_back(s);
-  const Mask all = {true, true, true, true, true};
-  Vec x{};
-  if (small.empty() || large.empty()) {
-    x = fit(samples, cacheBytes, all, x);
-  } else {
-    x = fit(large, cacheBytes, all, x);
-    for (int round = 0; round < 2; ++round) {
-      x = fit(small, cacheBytes, {true, false, false, false, false}, x);
-      x = fit(large, cacheBytes, {false, true, true, true, true}, x);
-    }
-  }
-  // A streaming value the samples could not pin down (no working set past the cache) stays "as
-  // cached" (0 in the file).
-  return LevelFit{LinkCost{x[0], x[1], x[2]}, MemoryCosts{x[3], x[4]}};
-}
-
-void report(const char* level, const LevelFit& fitted, double cacheBytes, const std::vector<Sample>& samples) {
-  auto rate = [](double secondsPerByte) { return secondsPerByte > 0 ? 1e-9 / secondsPerByte : 0.0; };
-  std::printf("#   %-5s alpha %7.3f us  beta %6.2f GB/s  gamma %6.2f GB/s  streaming: beta %6.2f GB/s  gamma %6.2f GB/s\n",
-              level, fitted.link.alpha * 1e6, rate(fitted.link.beta), rate(fitted.link.gamma), rate(fitted.mem.betaMem),
-              rate(fitted.mem.gammaMem));
-  for (const Sample& s : samples) {
-    const LinkCost c = forWorkingSet(fitted.link, fitted.mem, s.workingSet, cacheBytes);
-    const double model = s.coef[0] * c.alpha + s.coef[1] * c.beta + s.coef[2] * c.gamma;
-    std::printf("#         %-40s measured %10.2f us  model %10.2f us  (%+.0f%%)\n", s.what.c_str(), s.seconds * 1e6,
-                model * 1e6, (model / s.seconds - 1) * 100);
-  }
-}
-
 }  // namespace
 
 int calibrate(const std::string& path, int iters, int warmup) {
@@ -271,7 +146,7 @@ int calibrate(const std::string& path, int iters, int warmup) {
     if (rank == 0) std::fprintf(stderr, "strata-perf --calibrate: %s\n", strataGetLastError(nullptr));
     return 1;
   }
-  const Topology topo = reinterpret_cast<strataComm*>(world)->topology;
+  const Topology topo = tools::topologyOf(world);
   const int nodes = topo.numNodes();
   const int local = topo.nodeSize(topo.myNode());
 
@@ -306,7 +181,7 @@ int calibrate(const std::string& path, int iters, int warmup) {
   bool ok = true;
   std::vector<Sample> node, lane, flat;
   std::map<std::string, std::vector<std::pair<size_t, double>>> native;  // op -> (bytes, seconds) of every sweep
-  const bool haveNodeTeam = reinterpret_cast<strataComm*>(nodeComm)->nodeTeam != nullptr;
+  const bool haveNodeTeam = tools::hasNodeTeam(nodeComm);
   int allHaveTeams = haveNodeTeam ? 1 : 0;
   MPI_Allreduce(MPI_IN_PLACE, &allHaveTeams, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
   // Every rank runs every measurement (sub-communicators of one rank time nothing but still join

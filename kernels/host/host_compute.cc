@@ -1,4 +1,5 @@
 // The host ComputeBackend: runs reduce, copy and divide steps on the calling thread.
+#include <algorithm>
 #include <cstring>
 
 #include "kernels/compute_backend.h"
@@ -46,6 +47,26 @@ class HostComputeBackend final : public ComputeBackend {
 ComputeBackend& hostComputeBackend() {
   static HostComputeBackend backend;
   return backend;
+}
+
+Status reduceInBatches(ComputeBackend& backend, void* dst, const void* const* srcs, size_t n, size_t count, DataType type,
+                       RedOp op, std::vector<char>* scratch) {
+  // On a device the running sum would have to live in device memory.
+  STRATA_REQUIRE(n <= static_cast<size_t>(kMaxReduceInputs) || backend.space() == MemorySpace::kHost, strataInvalidUsage,
+                 "%zu inputs in one reduction on device buffers (at most %d)", n, kMaxReduceInputs);
+  size_t done = std::min<size_t>(n, kMaxReduceInputs);
+  if (done == n) return backend.reduce(dst, srcs, static_cast<int>(n), count, type, op);
+  scratch->resize(count * dataTypeSize(type));
+  STRATA_CHECK(backend.reduce(scratch->data(), srcs, static_cast<int>(done), count, type, op));
+  while (done < n) {
+    const size_t take = std::min<size_t>(n - done, kMaxReduceInputs - 1);
+    const void* batch[kMaxReduceInputs];
+    batch[0] = scratch->data();
+    for (size_t k = 0; k < take; ++k) batch[k + 1] = srcs[done + k];
+    done += take;
+    STRATA_CHECK(backend.reduce(done == n ? dst : scratch->data(), batch, static_cast<int>(take + 1), count, type, op));
+  }
+  return Status::Ok();
 }
 
 }  // namespace strata

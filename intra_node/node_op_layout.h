@@ -1,0 +1,67 @@
+// The layout of a node op for one element size and slot size (intra_node/node_team.h runs it): how
+// many rounds its pieces take, where every member's pieces lie in its slot, which members it waits
+// for and reads from, whether the pieces fit the control segment's inline lines, and which kind of
+// store moved its large pieces faster lately. Computed at the first call, kept on the (cached)
+// description.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "kernels/common/status.h"
+#include "kernels/plan/node_op_runner.h"
+
+namespace strata {
+
+// Tiny node ops (a one-shot allreduce of a few values) keep their pieces in cache lines that each
+// carry the round number too (as NCCL's LL128 protocol does): the reader polls every line it needs
+// at once, and a line whose round is current holds current data (the writer publishes each line's
+// round after its data, with release order). One set of lines per slot parity.
+constexpr size_t kInlineLines = 4;
+constexpr size_t kLineData = 56;
+constexpr size_t kInlineBytes = kInlineLines * kLineData;
+constexpr size_t kMaxInlineMembers = 16;
+constexpr size_t kSlotAlign = 64;  // every piece in a slot starts on a cache line
+
+inline size_t alignUp(size_t x, size_t a) { return (x + a - 1) / a * a; }
+
+// Part `c` of `count` elements cut into `C` nearly equal parts.
+inline void partOf(size_t count, size_t C, size_t c, size_t* offset, size_t* n) {
+  const size_t base = count / C, extra = count % C;
+  *offset = c * base + std::min(c, extra);
+  *n = base + (c < extra ? 1 : 0);
+}
+
+
+// What run() needs to know about a node op beyond its description, for one element size and slot
+// size: computed on the first call, kept on the (cached) description.
+struct NodeOpLayout {
+  size_t elemSize = 0, slotBytes = 0;
+  size_t rounds = 1;
+  bool sharesAnything = false;
+  bool inlined = false;  // one round whose pieces fit every member's inline lines
+  std::vector<size_t> inlineLinesOf;  // per member: lines its pieces occupy
+  std::vector<int> waitFor;   // members whose pieces I read (all others for a barrier)
+  std::vector<int> readFrom;  // members whose slots I read
+  // Single-round ops: offset of every member's shared pieces in its slot.
+  std::vector<std::vector<size_t>> offsets;
+  // Large pieces go into the slot with plain or with streaming stores, whichever ran this op faster
+  // lately (copyIntoSlot says why it varies); the other kind is retried now and then.
+  bool largePieces = false;
+  double seconds[2] = {0, 0};  // running average of the whole op per kind (0 plain, 1 streaming)
+  uint32_t tries[2] = {0, 0};
+  uint64_t runs = 0;
+};
+
+// The most bytes any member puts into its slot for the whole op (one round).
+size_t maxSharedBytes(const NodeOpDesc& d, size_t elemSize);
+
+// The layout for member `me` with slots of `slotBytes`; `device`: the pieces are device memory
+// (never inline, never streamed). An error when the op's reads do not match its pieces.
+Status buildNodeOpLayout(const NodeOpDesc& d, int me, size_t elemSize, size_t slotBytes, bool device, NodeOpLayout* out);
+
+// Offsets of member j's shared parts in round c of C.
+void layoutRound(const NodeOpDesc& d, int j, size_t C, size_t c, size_t es, std::vector<size_t>* offs);
+
+}  // namespace strata

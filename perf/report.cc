@@ -1,0 +1,192 @@
+#include "perf/report.h"
+
+#include <mpi.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+
+#include "hierarchy/composition.h"
+#include "inter_node/algorithms/algorithm.h"
+#include "perf/png_plot.h"
+#include "src/core/introspection.h"
+
+namespace strata::perf {
+
+void printMachine(const Options& o, strataComm_t anyComm) {
+  char host[256] = "?";
+  gethostname(host, sizeof(host) - 1);
+  std::vector<char> hosts(static_cast<size_t>(gSize) * 256);
+  MPI_Gather(host, 256, MPI_CHAR, hosts.data(), 256, MPI_CHAR, 0, MPI_COMM_WORLD);
+  int pid = static_cast<int>(getpid());
+  std::vector<int> pids(static_cast<size_t>(gSize));
+  MPI_Gather(&pid, 1, MPI_INT, pids.data(), 1, MPI_INT, 0, MPI_COMM_WORLD);
+  if (gRank != 0) return;
+  std::string cpu = "?";
+  std::ifstream info("/proc/cpuinfo");
+  for (std::string line; std::getline(info, line);) {
+    if (line.rfind("model name", 0) == 0) {
+      cpu = line.substr(line.find(':') + 2);
+      break;
+    }
+  }
+  char mpiVersion[MPI_MAX_LIBRARY_VERSION_STRING] = "";
+  int len = 0;
+  MPI_Get_library_version(mpiVersion, &len);
+  std::string mpiFirst = mpiVersion;
+  mpiFirst = mpiFirst.substr(0, mpiFirst.find_first_of("\n,"));
+  const char* shape = std::getenv("STRATA_RANKS_PER_NODE");
+  std::printf("# strata-perf %d.%d.%d: minBytes %zu maxBytes %zu step: %s warmup iters: %d iters: %d validation: %d\n",
+              STRATA_MAJOR, STRATA_MINOR, STRATA_PATCH, o.minBytes, o.maxBytes,
+              o.stepBytes ? (std::to_string(o.stepBytes) + "(bytes)").c_str()
+                          : (std::to_string(o.stepFactor).substr(0, 4) + "(factor)").c_str(),
+              o.warmup, o.iters, o.check);
+  std::printf("# machine: %s, %s, %ld cores; MPI: %s\n", host, cpu.c_str(), sysconf(_SC_NPROCESSORS_ONLN), mpiFirst.c_str());
+  std::printf("# ranks: %d, nodes: %s, memory: %s, impls:", gSize,
+              anyComm ? tools::topologyOf(anyComm).shapeText().c_str() : "?", o.mem.c_str());
+  for (const std::string& i : o.impls) std::printf(" %s", i.c_str());
+  std::printf("%s\n", shape ? (std::string(" (STRATA_RANKS_PER_NODE=") + shape + ")").c_str() : "");
+  std::printf("#\n# Using devices\n");
+  for (int r = 0; r < gSize; ++r) {
+    const Topology& t = tools::topologyOf(anyComm);
+    std::printf("#  Rank %2d Pid %6d on %10s node %d local %d %s memory\n", r, pids[static_cast<size_t>(r)],
+                &hosts[static_cast<size_t>(r) * 256], t.nodeOf[static_cast<size_t>(r)], t.localRankOf[static_cast<size_t>(r)],
+                o.mem.c_str());
+  }
+}
+
+void printHeader(const std::string& impl, const std::string& algo, const CollectiveDescriptor& d) {
+  if (gRank != 0) return;
+  std::printf("#\n# %s (impl %s, algorithm %s)\n#\n", d.name, impl.c_str(), algo.c_str());
+  std::printf("#                                                              out-of-place                       in-place\n");
+  std::printf("#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong   model     algo\n");
+  std::printf("#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)           (us)\n");
+}
+
+void printRow(const Row& r) {
+  if (gRank != 0) return;
+  if (!r.supported) {
+    std::printf("%12zu  %12zu  %8s  %6s  %6d   (not run: %s)\n", r.bytes, r.count, r.type.c_str(), r.redop.c_str(), r.root,
+                r.why.c_str());
+    return;
+  }
+  std::printf("%12zu  %12zu  %8s  %6s  %6d", r.bytes, r.count, r.type.c_str(), r.redop.c_str(), r.root);
+  for (int ip = 0; ip < 2; ++ip) {
+    std::printf("  %7.2f  %6.2f  %6.2f  %5lld", r.time[ip], r.algbw[ip], r.busbw[ip], r.wrong[ip]);
+  }
+  if (r.modelUs >= 0) std::printf("  %7.2f", r.modelUs);
+  else std::printf("  %7s", "-");
+  std::printf("  %s\n", r.algo.c_str());
+  if (!r.phases.empty()) {
+    std::printf("#   phases (us, out of place):");
+    for (const auto& [label, us] : r.phases) std::printf(" %s %.2f;", label.empty() ? "local" : label.c_str(), us);
+    std::printf("\n");
+  }
+  std::fflush(stdout);
+}
+
+void writeCsv(const Options& o, const std::vector<Row>& rows) {
+  if (gRank != 0 || o.csv.empty()) return;
+  std::FILE* f = std::fopen(o.csv.c_str(), "w");
+  if (!f) {
+    std::fprintf(stderr, "strata-perf: cannot write %s\n", o.csv.c_str());
+    return;
+  }
+  std::fprintf(f, "impl,op,algo,ranks,size_bytes,count,type,redop,root,inplace,time_us,algbw_gbs,busbw_gbs,wrong,model_us\n");
+  for (const Row& r : rows) {
+    if (!r.supported) continue;
+    for (int ip = 0; ip < 2; ++ip) {
+      std::fprintf(f, "%s,%s,%s,%d,%zu,%zu,%s,%s,%d,%d,%.3f,%.4f,%.4f,%lld,%.3f\n", r.impl.c_str(), r.op.c_str(),
+                   r.algo.c_str(), gSize, r.bytes, r.count, r.type.c_str(), r.redop.c_str(), r.root, ip, r.time[ip],
+                   r.algbw[ip], r.busbw[ip], r.wrong[ip], r.modelUs);
+    }
+  }
+  std::fclose(f);
+}
+
+void writePlot(const Options& o, const std::vector<Row>& rows) {
+  if (gRank != 0 || o.plot.empty()) return;
+  // One plot per collective; with several collectives the file name gets the collective's name.
+  std::map<std::string, PlotSpec> byOp;
+  for (const Row& r : rows) {
+    if (!r.supported || r.op == "barrier") continue;
+    PlotSpec& spec = byOp[r.op];
+    spec.title = r.op + " on " + std::to_string(gSize) + " ranks, " + r.type + ", out of place";
+    const std::string label = r.impl == "strata" ? "strata " + r.algo : r.impl;
+    auto it = std::find_if(spec.series.begin(), spec.series.end(), [&](const PlotSeries& s) { return s.label == label; });
+    if (it == spec.series.end()) {
+      spec.series.push_back({label, {}});
+      it = spec.series.end() - 1;
+    }
+    it->points.push_back({static_cast<double>(r.bytes), r.time[0]});
+  }
+  for (auto& [op, spec] : byOp) {
+    std::string path = o.plot;
+    if (byOp.size() > 1) {
+      const size_t dot = path.rfind('.');
+      path = path.substr(0, dot) + "_" + op + (dot == std::string::npos ? ".png" : path.substr(dot));
+    }
+    const std::string err = writeLogLogPlotPng(path, spec);
+    if (err.empty()) std::printf("# plot written to %s\n", path.c_str());
+    else std::fprintf(stderr, "strata-perf: %s\n", err.c_str());
+  }
+}
+
+void printComparison(const Options& o, const std::vector<Row>& rows) {
+  if (gRank != 0) return;
+  const std::string subject = o.impls[0];
+  // With several algorithms, the fastest of the subject's at each size (out of place).
+  if (o.algo == "all") {
+    std::printf("#\n# fastest %s algorithm per size (out-of-place median)\n", subject.c_str());
+    std::printf("#  %-13s %12s  %-22s %10s   %s\n", "op", "size(B)", "algorithm", "time(us)", "runner-up");
+    std::map<std::pair<std::string, size_t>, std::vector<const Row*>> groups;
+    for (const Row& r : rows) {
+      if (r.impl == subject && r.supported) groups[{r.op, r.bytes}].push_back(&r);
+    }
+    for (auto& [key, g] : groups) {
+      std::sort(g.begin(), g.end(), [](const Row* a, const Row* b) { return a->time[0] < b->time[0]; });
+      std::string second = g.size() > 1 ? strformat("%s %.2fx slower", g[1]->algo.c_str(), g[1]->time[0] / g[0]->time[0]) : "-";
+      std::printf("#  %-13s %12zu  %-22s %10.2f   %s\n", key.first.c_str(), key.second, g[0]->algo.c_str(), g[0]->time[0],
+                  second.c_str());
+    }
+  }
+  for (size_t k = 1; k < o.impls.size(); ++k) {
+    const std::string base = o.impls[k];
+    std::printf("#\n# %s against %s: medians of the same run (out-of-place / in-place); ratio = %s time / %s time\n",
+                subject.c_str(), base.c_str(), base.c_str(), subject.c_str());
+    std::printf("#  %-13s %-20s %12s  %10s %10s %7s   %10s %10s %7s   %10s %7s\n", "op", "algorithm", "size(B)",
+                (subject + "(us)").c_str(), (base + "(us)").c_str(), "ratio", (subject + "(us)").c_str(),
+                (base + "(us)").c_str(), "ratio", "model(us)", "error");
+    for (const Row& r : rows) {
+      if (r.impl != subject) continue;
+      for (const Row& b : rows) {
+        if (b.impl != base || b.op != r.op || b.bytes != r.bytes || !b.supported || !r.supported) continue;
+        // error: the model's prediction against the out-of-place median, (model - time) / time.
+        std::string model = "         -        -";
+        if (r.modelUs >= 0 && r.time[0] > 0) model = strformat("%10.2f %+6.0f%%", r.modelUs, (r.modelUs / r.time[0] - 1) * 100);
+        std::printf("#  %-13s %-20s %12zu  %10.2f %10.2f %6.2fx   %10.2f %10.2f %6.2fx   %s\n", r.op.c_str(), r.algo.c_str(),
+                    r.bytes, r.time[0], b.time[0], b.time[0] / r.time[0], r.time[1], b.time[1], b.time[1] / r.time[1],
+                    model.c_str());
+      }
+    }
+  }
+}
+
+void listAlgorithms() {
+  if (gRank != 0) return;
+  std::printf("| collective | algorithm | level | cost |\n| --- | --- | --- | --- |\n");
+  for (int k = 0; k < kNumCollectives; ++k) {
+    const Collective c = static_cast<Collective>(k);
+    for (const FlatAlgorithm* a : flatAlgorithmsFor(c)) {
+      std::printf("| %s | `%s` | flat | %s |\n", collectiveName(c), a->name, a->formula);
+    }
+    for (const HierAlgorithm* h : hierAlgorithmsFor(c)) {
+      std::printf("| %s | `%s` | hierarchical | %s |\n", collectiveName(c), h->name, h->formula);
+    }
+  }
+}
+
+}  // namespace strata::perf

@@ -1,0 +1,33 @@
+#include "src/core/introspection.h"
+
+#include "src/core/collective_runner.h"
+#include "src/core/communicator.h"
+
+namespace strata::tools {
+
+const Topology& topologyOf(strataComm_t comm) { return comm->topology; }
+int hostProcessesOf(strataComm_t comm) { return comm->hostProcesses; }
+bool hasNodeTeam(strataComm_t comm) { return comm->nodeTeam != nullptr; }
+
+Status planOf(strataComm_t comm, const CollectiveArgs& args, PlannedCall* out) {
+  std::shared_ptr<CachedPlan> plan;
+  STRATA_CHECK(planFor(comm, args, &plan));
+  out->algorithm = plan->plan.algorithm;
+  out->predictedSeconds = plan->predictedSeconds;
+  return Status::Ok();
+}
+
+std::vector<Candidate> candidatesUnder(strataComm_t comm, const CollectiveArgs& args, const LevelCosts& costs) {
+  TunerInput in;
+  in.args = &args;
+  in.topology = &comm->topology;
+  in.costs = &costs;
+  in.config = &comm->config;
+  in.nodeTeam = comm->nodeTeam != nullptr;
+  in.hostProcesses = comm->hostProcesses;
+  return candidatesFor(in, nullptr);
+}
+
+void recordPhases(strataComm_t comm, PhaseTimes* times) { comm->phaseTimes = times; }
+
+}  // namespace strata::tools

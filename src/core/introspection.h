@@ -1,0 +1,41 @@
+// What the tools (strata-perf and its calibration) may learn of a communicator and ask of it,
+// without reaching into strataComm: its topology and host, the plan it would run for a call with
+// the model's prediction, the tuner's candidates under other cost parameters (calibration prices
+// each formula with unit parameters), and per-phase timings of the calls that follow.
+#pragma once
+
+#include <strata/strata.h>
+
+#include <string>
+#include <vector>
+
+#include "inter_node/executor.h"
+#include "kernels/common/status.h"
+#include "kernels/plan/collective.h"
+#include "kernels/plan/cost.h"
+#include "kernels/plan/topology.h"
+#include "src/tuning/tuner.h"
+
+namespace strata::tools {
+
+const Topology& topologyOf(strataComm_t comm);
+// The most processes of the communicator on one host (the cost model's cache term).
+int hostProcessesOf(strataComm_t comm);
+// Whether the communicator's node teams share memory (hierarchical algorithms are possible).
+bool hasNodeTeam(strataComm_t comm);
+
+struct PlannedCall {
+  std::string algorithm;
+  double predictedSeconds = 0;
+};
+// The plan the communicator runs for `args` (built and cached as a call would; collective over the
+// communicator the first time, as a call is).
+Status planOf(strataComm_t comm, const CollectiveArgs& args, PlannedCall* out);
+
+// Every candidate for `args` as the tuner prices it with `costs` in place of the communicator's.
+std::vector<Candidate> candidatesUnder(strataComm_t comm, const CollectiveArgs& args, const LevelCosts& costs);
+
+// Per-phase timings of the host calls that follow into `times` (nullptr stops).
+void recordPhases(strataComm_t comm, PhaseTimes* times);
+
+}  // namespace strata::tools
