@@ -75,6 +75,8 @@ struct ExecContext {
 // Whether `plan` sends or receives (a run on device buffers then needs the staging pool, unless
 // MPI is device-aware).
 bool hasMessages(const Plan& plan);
+// A plan's tag folded into MPI's valid tags 0..upperBound (MPI_TAG_UB).
+int foldTag(int tag, int upperBound);
 
 // Reusable per-communicator state, so a call allocates nothing once warm.
 class Executor {

@@ -1,0 +1,62 @@
+#include "src/mpi_face/serve.h"
+
+#include "src/mpi_face/mpi_types.h"
+
+namespace strata::mpi_face {
+
+int rankOf(MPI_Comm comm) {
+  int r = 0;
+  PMPI_Comm_rank(comm, &r);
+  return r;
+}
+int sizeOf(MPI_Comm comm) {
+  int p = 1;
+  PMPI_Comm_size(comm, &p);
+  return p;
+}
+
+strataComm_t servable(Call c, MPI_Comm comm) {
+  const char* why = nullptr;
+  if (!mayServe(c, comm, &why)) return countPassed(c, why), nullptr;
+  strataComm_t sc = strataCommOf(comm, &why);
+  if (sc == nullptr) countPassed(c, why);
+  return sc;
+}
+
+strataComm_t reduction(Call c, MPI_Comm comm, MPI_Datatype type, MPI_Op op, strataDataType_t* t, strataRedOp_t* o) {
+  const char* why = nullptr;
+  if (!mayServe(c, comm, &why)) return countPassed(c, why), nullptr;
+  if (!strataTypeOf(type, t)) return countPassed(c, "datatype without a Strata type"), nullptr;
+  if (!strataOpOf(op, o)) return countPassed(c, "op without a Strata op"), nullptr;
+  return servable(c, comm);
+}
+
+strataComm_t movement(Call c, MPI_Comm comm) {
+  const char* why = nullptr;
+  if (!mayServe(c, comm, &why)) return countPassed(c, why), nullptr;
+  if (!packsAsPlainBytes()) return countPassed(c, "this MPI does not pack datatypes as their plain bytes"), nullptr;
+  return servable(c, comm);
+}
+
+bool rootInRange(Call c, MPI_Comm comm, int root) {
+  if (root >= 0 && root < sizeOf(comm)) return true;
+  countPassed(c, "root out of range (MPI reports it)");
+  return false;
+}
+
+bool widened(const int* v, int p, bool nonNegative, std::vector<int64_t>* out) {
+  if (v == nullptr) return false;
+  out->resize(static_cast<size_t>(p));
+  for (int i = 0; i < p; ++i) {
+    if (nonNegative && v[i] < 0) return false;
+    (*out)[static_cast<size_t>(i)] = v[i];
+  }
+  return true;
+}
+
+int unpacked(Call c, MPI_Comm comm, int rc, PackedBlocks* out) {
+  if (rc != MPI_SUCCESS || out == nullptr || out->unpackOut()) return rc;
+  return failServed(c, comm, out->error());
+}
+
+}  // namespace strata::mpi_face

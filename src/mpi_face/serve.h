@@ -1,0 +1,47 @@
+// How the MPI face decides, per call, whether Strata serves it or the MPI library does, and the
+// helpers its reductions (reductions.cc) and data movement (data_movement.cc) share.
+//
+// The decision must come out alike on every rank, or some ranks would wait in one library for ranks
+// that are in the other. So it reads only what MPI requires to be the same on every rank (the
+// collective, the communicator, the root, a reduction's datatype, count and op), and the Strata
+// communicator is created before any check of arguments that may differ between ranks. An argument
+// that only some ranks get wrong (an erroneous program) goes to the MPI library on those ranks,
+// which reports it; their peers' Strata call then ends with Strata's timeout, naming the rank.
+#pragma once
+
+#include <mpi.h>
+#include <strata/strata.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "src/mpi_face/face.h"
+#include "src/mpi_face/packed_blocks.h"
+
+namespace strata::mpi_face {
+
+inline constexpr const char* kInvalidArguments = "invalid arguments on this rank (MPI reports them)";
+
+int rankOf(MPI_Comm comm);
+int sizeOf(MPI_Comm comm);
+
+// The Strata communicator for a call that may go to Strata, or null (counted as passed to MPI).
+strataComm_t servable(Call c, MPI_Comm comm);
+
+// Reductions: a predefined type and op with a Strata equivalent (the same on every rank, as MPI
+// requires of a reduction's datatype and op).
+strataComm_t reduction(Call c, MPI_Comm comm, MPI_Datatype type, MPI_Op op, strataDataType_t* t, strataRedOp_t* o);
+
+// Data movement: any datatype (packed when not contiguous), provided MPI packs as plain bytes.
+strataComm_t movement(Call c, MPI_Comm comm);
+
+// A root MPI would reject goes to MPI on every rank (every rank passes the same root).
+bool rootInRange(Call c, MPI_Comm comm, int root);
+
+// An int array of p entries, widened; false when it is missing or has a negative entry (for counts).
+bool widened(const int* v, int p, bool nonNegative, std::vector<int64_t>* out);
+
+// After a served call: its result unpacked into the user's buffer where it was packed.
+int unpacked(Call c, MPI_Comm comm, int rc, PackedBlocks* out);
+
+}  // namespace strata::mpi_face
