@@ -15,6 +15,7 @@ function(add_strata_mpi_test name)
   add_test(NAME ${name}
            COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${T_NP} ${STRATA_MPIEXEC_EXTRA_FLAGS}
                    ${MPIEXEC_PREFLAGS} $<TARGET_FILE:${T_COMMAND}> ${MPIEXEC_POSTFLAGS} ${T_ARGS})
-  set_tests_properties(${name} PROPERTIES TIMEOUT ${T_TIMEOUT} LABELS "mpi;${T_LABELS}" PROCESSORS 2
+  # The processors it uses: one per rank (ctest runs a test wanting more than -j alone).
+  set_tests_properties(${name} PROPERTIES TIMEOUT ${T_TIMEOUT} LABELS "mpi;${T_LABELS}" PROCESSORS ${T_NP}
                        ENVIRONMENT "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1;OMPI_MCA_rmaps_base_oversubscribe=1;${T_ENV}")
 endfunction()

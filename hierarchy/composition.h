@@ -76,8 +76,6 @@ Group representatives(const Topology& t, int root);
 bool isRepresentative(const Topology& t, int root);
 // Index of node k's lane member (by local rank) in the lane group: nodes are in order.
 inline int laneIndexOfNode(int node) { return node; }
-// First rank of each node (nodes of consecutive ranks).
-std::vector<size_t> nodeFirstRanks(const Topology& t);
 
 std::string needRegular(const Topology& t);
 std::string needConsecutive(const Topology& t);

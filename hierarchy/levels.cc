@@ -69,12 +69,6 @@ bool isRepresentative(const Topology& t, int root) {
   return node == t.nodeOf[static_cast<size_t>(root)] ? t.rank == root : t.myLocalRank() == 0;
 }
 
-std::vector<size_t> nodeFirstRanks(const Topology& t) {
-  std::vector<size_t> first;
-  for (const auto& members : t.nodes) first.push_back(static_cast<size_t>(members.front()));
-  return first;
-}
-
 std::string needRegular(const Topology& t) { return t.regular() ? "" : "needs nodes of equal size"; }
 std::string needConsecutive(const Topology& t) {
   return t.consecutive() ? "" : "needs every node's ranks to be consecutive";

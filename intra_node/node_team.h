@@ -77,7 +77,6 @@ class NodeTeam final : public NodeOpRunner {
   int size() const { return members_; }
   int me() const { return me_; }
   size_t slotBytes() const { return slotBytes_; }
-  uint64_t rounds() const { return round_; }
 
   struct Control;  // in shared memory
   struct Header;

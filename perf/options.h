@@ -21,7 +21,6 @@ struct Options {
   strataDataType_t type = strataFloat32;
   strataRedOp_t op = strataSum;
   int root = 0;
-  int blocking = 0;
   std::vector<std::string> ops = {"allreduce"};
   std::vector<std::string> impls = {"strata"};
   std::string algo = "auto";

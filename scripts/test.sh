@@ -91,4 +91,16 @@ if [ ${#ctest_args[@]} -eq 0 ] && [ "${STRATA_SKIP_MPI4PY:-0}" != 1 ]; then
   log "running mpi4py's collective tests through the MPI face"
   tests/mpi4py/mpi4py_suite.sh build
 fi
+# ---- 5. The sanitizer tier ------------------------------------------------------------------
+# AddressSanitizer and UndefinedBehaviorSanitizer (preset asan: a static library without the CUDA
+# path, so this also installs and links a static libstrata from outside) over the unit tests and a
+# subset of the MPI matrix; any report fails the run. Only in a full run; STRATA_SKIP_SANITIZERS=1
+# skips it.
+if [ ${#ctest_args[@]} -eq 0 ] && [ "${STRATA_SKIP_SANITIZERS:-0}" != 1 ]; then
+  log "the sanitizer tier (build-asan/)"
+  [ -f build-asan/CMakeCache.txt ] || cmake --preset asan >/dev/null
+  cmake --build --preset asan -j "$jobs" --target strata strata_unit_tests strata_mpi_collectives_test \
+        strata_mpi_negative_test
+  ctest --preset asan -L sanitizer -j "$jobs"
+fi
 log "all tests passed in $(( $(date +%s) - start )) s"

@@ -60,7 +60,7 @@ class DevicePath {
 
 namespace {
 
-Status runPlan(strataComm* comm, DevicePath& dp, const CachedPlan& cached, const void* send, void* recv,
+Status runPlan(strataComm* comm, DevicePath& path, const CachedPlan& cached, const void* send, void* recv,
                unsigned long long seq) {
   const Plan& plan = cached.plan;
   Bindings bind;
@@ -68,21 +68,21 @@ Status runPlan(strataComm* comm, DevicePath& dp, const CachedPlan& cached, const
   bind.recv = recv;
   bind.type = cached.args.type;
   bind.op = cached.args.op;
-  if (plan.scratchCount != 0) STRATA_CHECK(dp.queues->scratch(plan.scratchCount * cached.args.elemSize(), &bind.scratch));
+  if (plan.scratchCount != 0) STRATA_CHECK(path.queues->scratch(plan.scratchCount * cached.args.elemSize(), &bind.scratch));
   ExecContext ctx;
   ctx.comm = comm->comm;
   ctx.tagUpperBound = comm->tagUpperBound;
   ctx.wait = comm->wait;
   ctx.maxMessageBytes = comm->config.maxMessageBytes;
-  ctx.compute = &dp.queues->compute();
+  ctx.compute = &path.queues->compute();
   ctx.nodeOps = comm->deviceNodeTeam ? comm->nodeTeam.get() : nullptr;
   ctx.collective = collectiveName(cached.args.coll);
   ctx.seq = seq;
-  ctx.phaseTimes = dp.async ? nullptr : comm->phaseTimes;
-  ctx.device = dp.queues.get();
-  ctx.deviceAwareMpi = dp.awareMpi;
-  ctx.staging = dp.staging;
-  return dp.executor.run(plan, bind, ctx);
+  ctx.phaseTimes = path.async ? nullptr : comm->phaseTimes;
+  ctx.device = path.queues.get();
+  ctx.deviceAwareMpi = path.awareMpi;
+  ctx.staging = path.staging;
+  return path.executor.run(plan, bind, ctx);
 }
 
 #ifdef STRATA_HAVE_CUDA
@@ -110,12 +110,12 @@ Status quiesceAllPaths(const WaitPolicy& policy) {
 }
 
 // With the allocation gate held: the staging and scratch hold a run of `cached`.
-Status reserveFor(strataComm* comm, DevicePath& dp, const CachedPlan& cached) {
-  const size_t staging = dp.awareMpi || !hasMessages(cached.plan) ? 0 : dp.staging.bytes();
+Status reserveFor(strataComm* comm, DevicePath& path, const CachedPlan& cached) {
+  const size_t staging = path.awareMpi || !hasMessages(cached.plan) ? 0 : path.staging.bytes();
   const size_t scratch = cached.plan.scratchCount * cached.args.elemSize();
-  if (dp.queues->fits(staging, scratch)) return Status::Ok();
+  if (path.queues->fits(staging, scratch)) return Status::Ok();
   STRATA_CHECK(quiesceAllPaths(comm->wait));
-  return dp.queues->reserve(staging, scratch);
+  return path.queues->reserve(staging, scratch);
 }
 
 bool askMpiCudaAware(int configured) {
@@ -130,7 +130,7 @@ bool askMpiCudaAware(int configured) {
 // Device slots for the node team (intra_node/device_slots.h), set up through the team itself;
 // comm->deviceNodeTeam then says whether every rank of the communicator has them (else no rank uses
 // device node ops, so all ranks choose among the same algorithms).
-Status setUpIpcSlots(strataComm* comm, DevicePath& dp) {
+Status setUpIpcSlots(strataComm* comm, DevicePath& path) {
   comm->deviceNodeTeam = false;
   NodeTeam& team = *comm->nodeTeam;
   // 16 MiB by default: a 256 MiB allreduce then takes 16 rounds on 2 ranks.
@@ -146,7 +146,7 @@ Status setUpIpcSlots(strataComm* comm, DevicePath& dp) {
     return Status::Ok();
   }
   team.attachDeviceSlots(slots->bases(), slots->slotBytes());
-  dp.slots = std::move(slots);
+  path.slots = std::move(slots);
   comm->deviceNodeTeam = true;
   return Status::Ok();
 }
@@ -178,12 +178,11 @@ Status pointerDevice(const void* p, int* device) {
 
 // With the allocation gate held.
 Status ensurePath(strataComm* comm, int device, DevicePath** out) {
-  DevicePath* dp = comm->devicePath;
-  if (dp != nullptr) {
-    STRATA_REQUIRE(dp->device == device, strataInvalidUsage,
-                   "this communicator runs its device collectives on device %d; the buffers are on device %d", dp->device,
-                   device);
-    *out = dp;
+  if (DevicePath* existing = comm->devicePath; existing != nullptr) {
+    STRATA_REQUIRE(existing->device == device, strataInvalidUsage,
+                   "this communicator runs its device collectives on device %d; the buffers are on device %d",
+                   existing->device, device);
+    *out = existing;
     return Status::Ok();
   }
   STRATA_CHECK(quiesceAllPaths(comm->wait));
@@ -213,36 +212,36 @@ Status ensurePath(strataComm* comm, int device, DevicePath** out) {
 }
 
 // Queues the collective for the progress thread and makes `stream` wait for its ticket.
-Status enqueueOnStream(strataComm* comm, DevicePath& dp, std::shared_ptr<CachedPlan> cached, const void* send,
+Status enqueueOnStream(strataComm* comm, DevicePath& path, std::shared_ptr<CachedPlan> cached, const void* send,
                        void* recv, unsigned long long seq, cudaStream_t stream) {
   cudaEvent_t ready = nullptr;
   {
-    std::lock_guard<std::mutex> lock(dp.eventsMutex);
-    if (!dp.freeEvents.empty()) {
-      ready = static_cast<cudaEvent_t>(dp.freeEvents.back());
-      dp.freeEvents.pop_back();
+    std::lock_guard<std::mutex> lock(path.eventsMutex);
+    if (!path.freeEvents.empty()) {
+      ready = static_cast<cudaEvent_t>(path.freeEvents.back());
+      path.freeEvents.pop_back();
     }
   }
   if (ready == nullptr) STRATA_CHECK_CUDA(cudaEventCreateWithFlags(&ready, cudaEventDisableTiming));
   STRATA_CHECK_CUDA(cudaEventRecord(ready, stream));
   ProgressThread::Job job;
-  job.run = [comm, &dp, cached = std::move(cached), send, recv, seq, ready]() {
+  job.run = [comm, &path, cached = std::move(cached), send, recv, seq, ready]() {
     Status s = waitForEvent(ready, comm->wait, "the work queued before it on the caller's stream");
-    if (s.ok()) s = runPlan(comm, dp, *cached, send, recv, seq);
+    if (s.ok()) s = runPlan(comm, path, *cached, send, recv, seq);
     if (!s.ok()) s.withContext(strformat("%s #%llu", collectiveName(cached->args.coll), seq));
     return s;
   };
-  job.finish = [&dp, ready]() {
-    std::lock_guard<std::mutex> lock(dp.eventsMutex);
-    dp.freeEvents.push_back(ready);
+  job.finish = [&path, ready]() {
+    std::lock_guard<std::mutex> lock(path.eventsMutex);
+    path.freeEvents.push_back(ready);
   };
   // The work is handed over before the stream is made to wait: under CUDA_LAUNCH_BLOCKING=1 the
   // fallback wait kernel's launch returns only once the ticket is written.
-  const uint32_t ticket = dp.progress.push(std::move(job));
+  const uint32_t ticket = path.progress.push(std::move(job));
   // Work enqueued on `stream` after this call waits until the progress thread writes the ticket;
   // the fallback kernel's bound lies beyond the progress thread's own, so it fires only when that
   // thread is stuck.
-  return dp.gate.hold(stream, ticket, 2 * comm->config.timeoutSeconds + 10);
+  return path.gate.hold(stream, ticket, 2 * comm->config.timeoutSeconds + 10);
 }
 
 #endif  // STRATA_HAVE_CUDA
@@ -262,11 +261,11 @@ Status runDeviceCollective(strataComm* comm, const CollectiveArgs& args, const v
                  "the stream is being captured into a CUDA graph: Strata's collectives wait for a progress thread, "
                  "which a graph cannot replay; call them outside the capture");
   std::unique_lock<std::mutex> allocating(allocationGate());
-  DevicePath* dp = nullptr;
-  STRATA_CHECK(ensurePath(comm, device, &dp));
-  if (dp->async) {
+  DevicePath* path = nullptr;
+  STRATA_CHECK(ensurePath(comm, device, &path));
+  if (path->async) {
     // An earlier queued collective's failure is reported here, not waited for.
-    const Status earlier = dp->progress.firstError();
+    const Status earlier = path->progress.firstError();
     if (!earlier.ok()) {
       comm->fatal = Status(earlier.code(), "a device collective failed: " + earlier.message());
       return comm->fatal;
@@ -277,11 +276,11 @@ Status runDeviceCollective(strataComm* comm, const CollectiveArgs& args, const v
   Status s = planFor(comm, args, &cached);
   if (!s.ok()) return s.withContext(strformat("%s #%llu", collectiveName(args.coll), seq));
   comm->lastAlgorithm = cached->plan.algorithm;
-  STRATA_CHECK(reserveFor(comm, *dp, *cached));
-  if (dp->async) return enqueueOnStream(comm, *dp, std::move(cached), send, recv, seq, stream);
+  STRATA_CHECK(reserveFor(comm, *path, *cached));
+  if (path->async) return enqueueOnStream(comm, *path, std::move(cached), send, recv, seq, stream);
   allocating.unlock();
   STRATA_CHECK(waitForStreamWork(stream, comm->wait));
-  s = runPlan(comm, *dp, *cached, send, recv, seq);
+  s = runPlan(comm, *path, *cached, send, recv, seq);
   if (!s.ok() && s.code() != strataInvalidArgument && s.code() != strataInvalidUsage) comm->fatal = s;
   return s;
 #else
@@ -290,14 +289,14 @@ Status runDeviceCollective(strataComm* comm, const CollectiveArgs& args, const v
 }
 
 Status drainDevicePath(strataComm* comm) {
-  DevicePath* dp = comm->devicePath;
-  if (dp == nullptr) return Status::Ok();
+  DevicePath* path = comm->devicePath;
+  if (path == nullptr) return Status::Ok();
 #ifdef STRATA_HAVE_CUDA
-  STRATA_CHECK(dp->progress.drain(comm->wait));
+  STRATA_CHECK(path->progress.drain(comm->wait));
 #endif
-  Status error = dp->progress.firstError();
+  Status error = path->progress.firstError();
 #ifdef STRATA_HAVE_CUDA
-  if (dp->gate.timedOut()) {
+  if (path->gate.timedOut()) {
     error.update(makeStatus(strataTimeout, "a stream's wait for a device collective timed out on the device"));
   }
 #endif
@@ -309,27 +308,27 @@ Status drainDevicePath(strataComm* comm) {
 }
 
 void stopDevicePath(strataComm* comm) {
-  DevicePath* dp = comm->devicePath;
-  if (dp == nullptr) return;
-  dp->progress.stop();  // the queue drains first: every ticket is written, every stream released
+  DevicePath* path = comm->devicePath;
+  if (path == nullptr) return;
+  path->progress.stop();  // the queue drains first: every ticket is written, every stream released
 #ifdef STRATA_HAVE_CUDA
   std::lock_guard<std::mutex> allocating(allocationGate());
   auto& live = livePaths();
-  live.erase(std::remove(live.begin(), live.end(), dp), live.end());
+  live.erase(std::remove(live.begin(), live.end(), path), live.end());
   // Not abortable: other communicators' device work must finish before the slots go, aborted or not.
   WaitPolicy unabortable = comm->wait;
   unabortable.abortFlag = nullptr;
   Status quiet = quiesceAllPaths(unabortable);
   if (!quiet.ok()) STRATA_WARN("destroying a communicator: %s", quiet.message().c_str());
-  if (dp->slots != nullptr) {
+  if (path->slots != nullptr) {
     if (comm->nodeTeam != nullptr) comm->nodeTeam->attachDeviceSlots({}, 0);
     const bool abandon = comm->aborted.load() || !quiet.ok();
-    Status s = dp->slots->release(comm->nodeTeam.get(), comm->config.timeoutSeconds, abandon);
+    Status s = path->slots->release(comm->nodeTeam.get(), comm->config.timeoutSeconds, abandon);
     if (!s.ok()) STRATA_WARN("releasing the device node slots: %s", s.message().c_str());
   }
-  for (void* e : dp->freeEvents) cudaEventDestroy(static_cast<cudaEvent_t>(e));
+  for (void* e : path->freeEvents) cudaEventDestroy(static_cast<cudaEvent_t>(e));
 #endif
-  delete dp;
+  delete path;
   comm->devicePath = nullptr;
 }
 

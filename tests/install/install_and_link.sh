@@ -10,17 +10,31 @@ prefix="$build/install-test/prefix"
 rm -rf "$build/install-test"
 cmake --install "$build" --prefix "$prefix" >/dev/null
 
+# A static library (BUILD_SHARED_LIBS=OFF) links its private dependencies into the application, and
+# a sanitized build (preset asan) its sanitizer runtimes: the outside project gets the same flags.
+cache() { sed -n "s/^$1:[A-Z]*=//p" "$build/CMakeCache.txt"; }
+shared=$(cache BUILD_SHARED_LIBS)
+flags=$(cache CMAKE_CXX_FLAGS)
+case "$shared" in OFF|FALSE|0|NO) static=1 ;; *) static=0 ;; esac
+echo "== installed $( [ $static = 1 ] && echo static || echo shared ) libstrata${flags:+ (flags: $flags)}"
+
 echo "== CMake package: find_package(MPI) + find_package(strata)"
-cmake -S "$src/examples" -B "$build/install-test/examples" -G Ninja -DCMAKE_PREFIX_PATH="$prefix" \
-      -DCMAKE_BUILD_TYPE=Release >/dev/null
+CFLAGS="$flags" CXXFLAGS="$flags" LDFLAGS="$flags" \
+  cmake -S "$src/examples" -B "$build/install-test/examples" -G Ninja -DCMAKE_PREFIX_PATH="$prefix" \
+        -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build "$build/install-test/examples" >/dev/null
 
-echo "== pkg-config: mpicc app.c \$(pkg-config --cflags --libs strata)"
+echo "== pkg-config: mpicc app.c \$(pkg-config --cflags --libs strata) (no rpath: LD_LIBRARY_PATH finds it)"
 export PKG_CONFIG_PATH="$prefix/lib/pkgconfig:$prefix/lib64/pkgconfig:${PKG_CONFIG_PATH:-}"
 if command -v pkg-config >/dev/null; then
-  mpicc -O2 -o "$build/install-test/random_collectives_pc" "$src/examples/random_collectives.c" \
-        $(pkg-config --cflags --libs strata) -lm
-  "$mpiexec" -n 2 "${extra[@]}" "$build/install-test/random_collectives_pc" 50
+  pcflags=(--cflags --libs)
+  [ $static = 1 ] && pcflags+=(--static)
+  # shellcheck disable=SC2086
+  mpicc -O2 $flags -o "$build/install-test/random_collectives_pc" "$src/examples/random_collectives.c" \
+        $(pkg-config "${pcflags[@]}" strata) -lm
+  libdir=$(pkg-config --variable=libdir strata)
+  LD_LIBRARY_PATH="$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+    "$mpiexec" -n 2 "${extra[@]}" -x LD_LIBRARY_PATH "$build/install-test/random_collectives_pc" 50
 else
   echo "(pkg-config not installed: skipped)"
 fi

@@ -31,7 +31,7 @@ std::string describe(const CallCase& c, const std::string& algo, const std::stri
   std::ostringstream os;
   os << collectiveName(c.coll) << " algorithm=" << (algo.empty() ? "auto" : algo) << " type=" << typeName(c.type)
      << " op=" << opName(c.op) << " count=" << c.count << " ranks=" << p << " shape=" << shape
-     << " inPlace=" << c.inPlace << " root=" << c.root << " mem=host";
+     << " inPlace=" << c.inPlace << " root=" << c.root << " mem=" << (testOnDevice() ? "device" : "host");
   return os.str();
 }
 
@@ -57,12 +57,12 @@ std::string runAndCheck(strataComm_t comm, const CallCase& c) {
       fillInput(c.type, c.op, me, input.data(), 0, n, c.seed);
       for (size_t i = 0; i < n; ++i) writeValue(c.type, want.data(), i, reduceReference(c.type, c.op, p, i, c.seed));
       if (c.inPlace) {
-        std::memcpy(recv.data(), input.data(), n * es);
+        copyBytes(recv.data(), input.data(), n * es);
         rc = onDevice({&send, &recv}, [&](const Translate& X, cudaStream_t st) {
           return strataAllReduce(X(recv.data()), X(recv.data()), n, c.type, c.op, comm, st);
         });
       } else {
-        std::memcpy(send.data(), input.data(), n * es);
+        copyBytes(send.data(), input.data(), n * es);
         rc = onDevice({&send, &recv}, [&](const Translate& X, cudaStream_t st) {
           return strataAllReduce(X(send.data()), X(recv.data()), n, c.type, c.op, comm, st);
         });
@@ -78,12 +78,12 @@ std::string runAndCheck(strataComm_t comm, const CallCase& c) {
       std::vector<unsigned char> want(n * es);
       fillInput(c.type, c.op, c.root, want.data(), 0, n, c.seed);
       if (c.inPlace) {
-        if (isRoot) std::memcpy(recv.data(), want.data(), n * es);
+        if (isRoot) copyBytes(recv.data(), want.data(), n * es);
         rc = onDevice({&send, &recv}, [&](const Translate& X, cudaStream_t st) {
           return strataBroadcast(X(recv.data()), X(recv.data()), n, c.type, c.root, comm, st);
         });
       } else {
-        if (isRoot) std::memcpy(send.data(), want.data(), n * es);
+        if (isRoot) copyBytes(send.data(), want.data(), n * es);
         // Non-roots pass no send buffer: it must not be read.
         rc = onDevice({&send, &recv}, [&](const Translate& X, cudaStream_t st) {
           return strataBroadcast(X(isRoot ? send.data() : nullptr), X(recv.data()), n, c.type, c.root, comm, st);
@@ -100,13 +100,13 @@ std::string runAndCheck(strataComm_t comm, const CallCase& c) {
       fillInput(c.type, c.op, me, input.data(), 0, n, c.seed);
       for (size_t i = 0; i < n; ++i) writeValue(c.type, want.data(), i, reduceReference(c.type, c.op, p, i, c.seed));
       if (c.inPlace) {
-        std::memcpy(recv.data(), input.data(), n * es);
+        copyBytes(recv.data(), input.data(), n * es);
         rc = onDevice({&send, &recv}, [&](const Translate& X, cudaStream_t st) {
           return strataReduce(X(recv.data()), X(recv.data()), n, c.type, c.op, c.root, comm, st);
         });
         if (rc == strataSuccess) check(recv.data(), isRoot ? want.data() : input.data(), n, isRoot ? "recvbuff" : "non-root buffer");
       } else {
-        std::memcpy(send.data(), input.data(), n * es);
+        copyBytes(send.data(), input.data(), n * es);
         rc = onDevice({&send, &recv}, [&](const Translate& X, cudaStream_t st) {
           return strataReduce(X(send.data()), X(recv.data()), n, c.type, c.op, c.root, comm, st);
         });
@@ -145,7 +145,7 @@ std::string runAndCheck(strataComm_t comm, const CallCase& c) {
       for (size_t i = 0; i < n; ++i) {
         writeValue(c.type, want.data(), i, reduceReference(c.type, c.op, p, static_cast<size_t>(me) * n + i, c.seed));
       }
-      std::memcpy(send.data(), input.data(), np * es);
+      copyBytes(send.data(), input.data(), np * es);
       if (c.inPlace) {
         char* mine = static_cast<char*>(send.data()) + static_cast<size_t>(me) * n * es;
         rc = onDevice({&send, &recv}, [&](const Translate& X, cudaStream_t st) {
@@ -170,12 +170,12 @@ std::string runAndCheck(strataComm_t comm, const CallCase& c) {
       for (int r = 0; r < p; ++r) fillInput(c.type, c.op, r, want.data() + static_cast<size_t>(r) * n * es, 0, n, c.seed);
       if (c.inPlace && isRoot) {
         char* mine = static_cast<char*>(recv.data()) + static_cast<size_t>(me) * n * es;
-        std::memcpy(mine, input.data(), n * es);
+        copyBytes(mine, input.data(), n * es);
         rc = onDevice({&send, &recv}, [&](const Translate& X, cudaStream_t st) {
           return strataGather(X(mine), X(recv.data()), n, c.type, c.root, comm, st);
         });
       } else {
-        std::memcpy(send.data(), input.data(), n * es);
+        copyBytes(send.data(), input.data(), n * es);
         // Non-roots pass no receive buffer: it must not be touched.
         rc = onDevice({&send, &recv}, [&](const Translate& X, cudaStream_t st) {
           return strataGather(X(send.data()), X(isRoot ? recv.data() : nullptr), n, c.type, c.root, comm, st);
@@ -192,7 +192,7 @@ std::string runAndCheck(strataComm_t comm, const CallCase& c) {
       std::vector<unsigned char> want(n * es), input(np * es);
       fillInput(c.type, c.op, c.root, input.data(), 0, np, c.seed);
       fillInput(c.type, c.op, c.root, want.data(), static_cast<size_t>(me) * n, n, c.seed);
-      if (isRoot) std::memcpy(send.data(), input.data(), np * es);
+      if (isRoot) copyBytes(send.data(), input.data(), np * es);
       if (c.inPlace && isRoot) {
         char* mine = static_cast<char*>(send.data()) + static_cast<size_t>(me) * n * es;
         rc = onDevice({&send, &recv}, [&](const Translate& X, cudaStream_t st) {
@@ -219,12 +219,12 @@ std::string runAndCheck(strataComm_t comm, const CallCase& c) {
         fillInput(c.type, c.op, r, want.data() + static_cast<size_t>(r) * n * es, static_cast<size_t>(me) * n, n, c.seed);
       }
       if (c.inPlace) {
-        std::memcpy(recv.data(), input.data(), np * es);
+        copyBytes(recv.data(), input.data(), np * es);
         rc = onDevice({&send, &recv}, [&](const Translate& X, cudaStream_t st) {
           return strataAlltoAll(X(recv.data()), X(recv.data()), n, c.type, comm, st);
         });
       } else {
-        std::memcpy(send.data(), input.data(), np * es);
+        copyBytes(send.data(), input.data(), np * es);
         rc = onDevice({&send, &recv}, [&](const Translate& X, cudaStream_t st) {
           return strataAlltoAll(X(send.data()), X(recv.data()), n, c.type, comm, st);
         });
@@ -247,13 +247,13 @@ std::string runAndCheck(strataComm_t comm, const CallCase& c) {
         for (size_t i = 0; i < n; ++i) writeValue(c.type, want.data(), i, reduceRange(c.type, c.op, 0, ex ? me - 1 : me, i, c.seed));
       }
       if (c.inPlace) {
-        std::memcpy(recv.data(), input.data(), n * es);
+        copyBytes(recv.data(), input.data(), n * es);
         rc = onDevice({&send, &recv}, [&](const Translate& X, cudaStream_t st) {
           return ex ? strataExscan(X(recv.data()), X(recv.data()), n, c.type, c.op, comm, st)
                     : strataScan(X(recv.data()), X(recv.data()), n, c.type, c.op, comm, st);
         });
       } else {
-        std::memcpy(send.data(), input.data(), n * es);
+        copyBytes(send.data(), input.data(), n * es);
         rc = onDevice({&send, &recv}, [&](const Translate& X, cudaStream_t st) {
           return ex ? strataExscan(X(send.data()), X(recv.data()), n, c.type, c.op, comm, st)
                     : strataScan(X(send.data()), X(recv.data()), n, c.type, c.op, comm, st);
@@ -273,12 +273,12 @@ std::string runAndCheck(strataComm_t comm, const CallCase& c) {
       fillInput(c.type, c.op, me, input.data(), 0, n, c.seed);
       fillInput(c.type, c.op, from, want.data(), 0, n, c.seed);
       if (c.inPlace) {
-        std::memcpy(recv.data(), input.data(), n * es);
+        copyBytes(recv.data(), input.data(), n * es);
         rc = onDevice({&send, &recv}, [&](const Translate& X, cudaStream_t st) {
           return strataShift(X(recv.data()), X(recv.data()), n, c.type, shift, comm, st);
         });
       } else {
-        std::memcpy(send.data(), input.data(), n * es);
+        copyBytes(send.data(), input.data(), n * es);
         rc = onDevice({&send, &recv}, [&](const Translate& X, cudaStream_t st) {
           return strataShift(X(send.data()), X(recv.data()), n, c.type, shift, comm, st);
         });
@@ -309,23 +309,23 @@ void PrintTo(const Param& p, std::ostream* os) {
 class CollectiveMatrix : public ::testing::TestWithParam<Param> {};
 
 TEST_P(CollectiveMatrix, ExactOnEveryTypeOpCountAndRoot) {
-  const Param prm = GetParam();
+  const Param param = GetParam();
   const int p = worldSize();
-  const std::string spec = prm.algorithm.empty() ? "" : std::string(collectiveName(prm.coll)) + "=" + prm.algorithm;
-  strataComm_t comm = commFor(prm.shape, spec);
+  const std::string spec = param.algorithm.empty() ? "" : std::string(collectiveName(param.coll)) + "=" + param.algorithm;
+  strataComm_t comm = commFor(param.shape, spec);
   ASSERT_NE(comm, nullptr);
   std::vector<strataRedOp_t> ops = {strataSum};
-  if (isReduction(prm.coll)) ops = {strataSum, strataProd, strataMax, strataMin, strataAvg};
-  if (prm.coll == Collective::kScan || prm.coll == Collective::kExscan) ops.pop_back();  // no avg prefix
+  if (isReduction(param.coll)) ops = {strataSum, strataProd, strataMax, strataMin, strataAvg};
+  if (param.coll == Collective::kScan || param.coll == Collective::kExscan) ops.pop_back();  // no avg prefix
   std::vector<size_t> counts = {0, 1, static_cast<size_t>(p + 1), 13, 1031};
   if (p > 1) counts.push_back(static_cast<size_t>(p - 1));
   std::vector<int> roots = {0};
-  if (isRooted(prm.coll)) roots = {0, p - 1, p / 2};
-  if (prm.coll == Collective::kShift) roots = {1, -1, p + 2, 0};  // the shift
-  if (prm.coll == Collective::kBarrier) counts = {0};
+  if (isRooted(param.coll)) roots = {0, p - 1, p / 2};
+  if (param.coll == Collective::kShift) roots = {1, -1, p + 2, 0};  // the shift
+  if (param.coll == Collective::kBarrier) counts = {0};
   std::vector<int> types;
   for (int t = 0; t < strataNumTypes; ++t) types.push_back(t);
-  if (!prm.fullTypes) types = {strataInt32, strataFloat32, strataBfloat16};
+  if (!param.fullTypes) types = {strataInt32, strataFloat32, strataBfloat16};
   bool ok = true;
   unsigned seed = 1;
   for (int t : types) {
@@ -333,28 +333,28 @@ TEST_P(CollectiveMatrix, ExactOnEveryTypeOpCountAndRoot) {
       for (size_t count : counts) {
         for (bool inPlace : {false, true}) {
           for (int root : roots) {
-            const CallCase c{prm.coll, static_cast<strataDataType_t>(t), op, count, inPlace, root, seed++};
+            const CallCase c{param.coll, static_cast<strataDataType_t>(t), op, count, inPlace, root, seed++};
             const std::string why = runAndCheck(comm, c);
             if (!why.empty()) {
               ok = false;
-              ADD_FAILURE() << describe(c, prm.algorithm, prm.shape, p) << ": " << why;
+              ADD_FAILURE() << describe(c, param.algorithm, param.shape, p) << ": " << why;
             }
           }
         }
       }
-      if (prm.coll == Collective::kBarrier) break;
+      if (param.coll == Collective::kBarrier) break;
     }
-    if (prm.coll == Collective::kBarrier) break;
+    if (param.coll == Collective::kBarrier) break;
   }
   // 1 MiB + 3 elements: long enough for pipelines, and not a multiple of anything.
-  if (prm.coll != Collective::kBarrier) {
+  if (param.coll != Collective::kBarrier) {
     for (strataDataType_t t : {strataFloat32, strataInt8, strataBfloat16}) {
       for (bool inPlace : {false, true}) {
-        const CallCase c{prm.coll, t, ops.back(), (size_t{1} << 20) / typeSize(t) + 3, inPlace, roots.back(), seed++};
+        const CallCase c{param.coll, t, ops.back(), (size_t{1} << 20) / typeSize(t) + 3, inPlace, roots.back(), seed++};
         const std::string why = runAndCheck(comm, c);
         if (!why.empty()) {
           ok = false;
-          ADD_FAILURE() << describe(c, prm.algorithm, prm.shape, p) << ": " << why;
+          ADD_FAILURE() << describe(c, param.algorithm, param.shape, p) << ": " << why;
         }
       }
     }
@@ -405,10 +405,12 @@ std::string paramName(const ::testing::TestParamInfo<Param>& info) {
     if (ch == ',') ch = '_';
   }
   return std::string(collectiveName(info.param.coll)) + "_" +
-         (info.param.algorithm.empty() ? "auto" : info.param.algorithm) + "_shape" + shape;
+         (info.param.algorithm.empty() ? "auto" : info.param.algorithm) + "_shape" + shape + "_mem" +
+         (testOnDevice() ? "device" : "host");
 }
 
-INSTANTIATE_TEST_SUITE_P(Host, CollectiveMatrix, ::testing::ValuesIn(params()), paramName);
+// The memory space is in every test's name and failure message (STRATA_TEST_DEVICE).
+INSTANTIATE_TEST_SUITE_P(Matrix, CollectiveMatrix, ::testing::ValuesIn(params()), paramName);
 
 // Random floats, where the order of additions matters: every algorithm agrees with a double
 // precision reference within the error bound of p additions, and every rank holds the same bits.

@@ -43,9 +43,9 @@ struct Param {
 class IrregularMatrix : public ::testing::TestWithParam<Param> {};
 
 TEST_P(IrregularMatrix, ExactWithUnevenCountsAndGaps) {
-  const Param prm = GetParam();
+  const Param param = GetParam();
   const int p = worldSize(), me = worldRank();
-  strataComm_t comm = commFor("0", prm.algorithm.empty() ? "" : std::string(collectiveName(prm.coll)) + "=" + prm.algorithm);
+  strataComm_t comm = commFor("0", param.algorithm.empty() ? "" : std::string(collectiveName(param.coll)) + "=" + param.algorithm);
   ASSERT_NE(comm, nullptr);
   bool ok = true;
   unsigned seed = 7;
@@ -54,12 +54,12 @@ TEST_P(IrregularMatrix, ExactWithUnevenCountsAndGaps) {
     for (size_t scale : {size_t{1}, size_t{97}}) {
       for (bool inPlace : {false, true}) {
         for (int root : {0, p - 1}) {
-          const strataRedOp_t op = prm.coll == Collective::kReduceScatterv ? (seed % 2 ? strataSum : strataMax) : strataSum;
+          const strataRedOp_t op = param.coll == Collective::kReduceScatterv ? (seed % 2 ? strataSum : strataMax) : strataSum;
           ++seed;
           std::ostringstream what;
-          what << collectiveName(prm.coll) << " algorithm=" << (prm.algorithm.empty() ? "auto" : prm.algorithm)
+          what << collectiveName(param.coll) << " algorithm=" << (param.algorithm.empty() ? "auto" : param.algorithm)
                << " type=" << typeName(t) << " op=" << opName(op) << " scale=" << scale << " ranks=" << p
-               << " inPlace=" << inPlace << " root=" << root << " mem=host";
+               << " inPlace=" << inPlace << " root=" << root << " mem=" << (testOnDevice() ? "device" : "host");
           std::string err;
           strataResult_t rc = strataSuccess;
           const Layout L = layout(p, seed, scale, inPlace);
@@ -67,10 +67,10 @@ TEST_P(IrregularMatrix, ExactWithUnevenCountsAndGaps) {
             const std::string d = compareElements(t, got, want, n);
             if (!d.empty() && err.empty()) err = std::string(where) + ": " + d;
           };
-          switch (prm.coll) {
+          switch (param.coll) {
             case Collective::kAllGatherv:
             case Collective::kGatherv: {
-              const bool gather = prm.coll == Collective::kGatherv;
+              const bool gather = param.coll == Collective::kGatherv;
               const size_t mine = L.counts[static_cast<size_t>(me)];
               GuardedBuffer send(mine * es), recv(L.extent * es, 0xEE);
               std::vector<unsigned char> want(L.extent * es, 0xEE);
@@ -153,10 +153,10 @@ TEST_P(IrregularMatrix, ExactWithUnevenCountsAndGaps) {
                           R.counts[static_cast<size_t>(j)], seed);
               }
               if (inPlace) {
-                std::memcpy(recv.data(), input.data(), S.extent * es);
+                copyBytes(recv.data(), input.data(), S.extent * es);
                 rc = strataAlltoAllv(recv.data(), nullptr, nullptr, recv.data(), R.counts.data(), R.displs.data(), t, comm, nullptr);
               } else {
-                std::memcpy(send.data(), input.data(), S.extent * es);
+                copyBytes(send.data(), input.data(), S.extent * es);
                 rc = strataAlltoAllv(send.data(), S.counts.data(), S.displs.data(), recv.data(), R.counts.data(),
                                      R.displs.data(), t, comm, nullptr);
               }

@@ -7,6 +7,7 @@
 #include <strata/strata.h>
 
 #include <cstdint>
+#include <cstring>
 #include <functional>
 #include <initializer_list>
 #include <string>
@@ -28,6 +29,12 @@ std::vector<std::string> shapesFor(int p);
 
 // Collective agreement: true on every rank when `localOk` holds on every rank.
 bool allRanksOk(bool localOk);
+
+// memcpy for buffers that may be empty: an empty std::vector's data() is null, and null is never a
+// valid memcpy argument, even for 0 bytes (UndefinedBehaviorSanitizer reports it).
+inline void copyBytes(void* dst, const void* src, size_t bytes) {
+  if (bytes != 0) std::memcpy(dst, src, bytes);
+}
 
 // The matrix on device buffers (STRATA_TEST_DEVICE=1, on a machine with a CUDA device): a call's
 // guarded host buffers, guards included, are copied into device memory, the call gets the device

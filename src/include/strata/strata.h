@@ -27,10 +27,16 @@ struct CUstream_st;
 typedef struct CUstream_st* cudaStream_t;
 #endif
 
-#define STRATA_MAJOR 0
-#define STRATA_MINOR 1
-#define STRATA_PATCH 0
-#define STRATA_VERSION_CODE (STRATA_MAJOR * 10000 + STRATA_MINOR * 100 + STRATA_PATCH)
+#include <strata/version.h> /* STRATA_MAJOR, STRATA_MINOR, STRATA_PATCH, STRATA_VERSION_CODE */
+
+/* The enums are ints in C; in C++ they say so (a fixed underlying type), so that a value outside
+ * the enumerators, which the library rejects with strataInvalidArgument, is still a valid value of
+ * the type and not undefined behaviour. The same ABI either way. */
+#ifdef __cplusplus
+#define STRATA_ENUM_INT : int
+#else
+#define STRATA_ENUM_INT
+#endif
 
 #ifdef __cplusplus
 extern "C" {
@@ -43,7 +49,7 @@ extern "C" {
 
 typedef struct strataComm* strataComm_t;
 
-typedef enum {
+typedef enum STRATA_ENUM_INT {
   strataSuccess = 0,
   strataUnhandledCudaError = 1,
   strataSystemError = 2,
@@ -55,7 +61,7 @@ typedef enum {
   strataTimeout = 8
 } strataResult_t;
 
-typedef enum {
+typedef enum STRATA_ENUM_INT {
   strataInt8 = 0,
   strataChar = 0,
   strataUint8 = 1,
@@ -74,7 +80,7 @@ typedef enum {
   strataNumTypes = 10
 } strataDataType_t;
 
-typedef enum {
+typedef enum STRATA_ENUM_INT {
   strataSum = 0,
   strataProd = 1,
   strataMax = 2,
