@@ -86,6 +86,21 @@ void buildRingReduceScatter(PlanBuilder& b, const Group& g, const std::vector<Sl
 // it is the same slice); out[i] receives block i.
 void buildRingAllGather(PlanBuilder& b, const Group& g, Slice mine, const std::vector<Slice>& out, int tagBase = 0);
 
+// The binomial tree of `g` rooted at member 0 (inter_node/algorithms/binomial_tree.cc), as member
+// g.me sees it: its parent (-1 at the root), the end of its subtree [me, subtreeEnd), and its
+// children, smallest subtree first, each with its own subtree [member, subtreeEnd). Every binomial
+// algorithm walks this one description.
+struct BinomialLinks {
+  struct Child {
+    int member;
+    int subtreeEnd;
+  };
+  int parent = -1;
+  int subtreeEnd = 1;
+  std::vector<Child> children;
+};
+BinomialLinks binomialLinks(const Group& g);
+
 // Binomial gather to member 0 of `g` (002, "Binomial tree gather"): member v collects the
 // contiguous range of blocks of its subtree [v, v + lowbit(v)) into `image` (a slice laid out like
 // the whole vector, blocks in group order) and sends it to v - lowbit(v). `mine` is my block's

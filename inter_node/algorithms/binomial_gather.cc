@@ -1,6 +1,6 @@
-// Binomial tree gather (002, "Binomial tree gather"; "Binomial gather/scatter with root != 0").
-// Virtual ranks v = rank - root: member v collects the blocks of its subtree [v, v + lowbit(v))
-// in scratch, in virtual order, and sends them to v - lowbit(v) in one message. The root receives
+// Binomial tree gather (002, "Binomial tree gather"; "Binomial gather/scatter with root != 0") on
+// the tree of binomial_tree.cc. Virtual ranks v = rank - root: member v collects the blocks of its
+// subtree in scratch, in virtual order, and sends them to its parent in one message. The root receives
 // each subtree straight into its receive buffer unless the subtree's ranks wrap past p - 1; those
 // land in scratch and are copied in two pieces.
 //   T(m) = ceil(log2 p) alpha + (p-1)/p beta m          (m: the gathered bytes)
@@ -11,44 +11,42 @@ namespace {
 
 void build(PlanBuilder& b, const CollectiveArgs& a, const Group& g, const BuildOptions&) {
   const Group tree = g.rotated(a.root);
+  const BinomialLinks t = binomialLinks(tree);
   const int p = tree.size();
   const int v = tree.me;
   const size_t n = a.count;
   const Slice mine{BufferId::kSend, 0, n};
-  if (v != 0) {
-    int low = 1;
-    while ((v & low) == 0 && low < p) low <<= 1;
-    const int subtree = std::min(low, p - v);
-    b.label("binomial-gather", 0);
-    if (subtree == 1) {  // a leaf sends its own block, no copy
-      b.send(tree.rank(v - low), mine, 0);
+  b.label("binomial-gather", 0);
+  if (t.parent >= 0) {
+    if (t.children.empty()) {  // a leaf sends its own block, no copy
+      b.send(tree.rank(t.parent), mine, 0);
       return;
     }
-    const Slice image = b.scratch(static_cast<size_t>(subtree) * n);
+    // My subtree's blocks in virtual order, mine first.
+    const Slice image = b.scratch(static_cast<size_t>(t.subtreeEnd - v) * n);
     b.copy(image.sub(0, n), mine);
     int round = 0;
-    for (int mask = 1; mask < low && v + mask < p; mask <<= 1, ++round) {
-      b.label("binomial-gather", round);
-      const int len = std::min(mask, p - v - mask);
-      b.recv(tree.rank(v + mask), image.sub(static_cast<size_t>(mask) * n, static_cast<size_t>(len) * n), 0);
+    for (const BinomialLinks::Child& c : t.children) {
+      b.label("binomial-gather", round++);
+      b.recv(tree.rank(c.member),
+             image.sub(static_cast<size_t>(c.member - v) * n, static_cast<size_t>(c.subtreeEnd - c.member) * n), 0);
     }
-    b.send(tree.rank(v - low), image, 0);
+    b.send(tree.rank(t.parent), image, 0);
     return;
   }
   // The root: its own block, then each child's subtree.
   const Slice recv{BufferId::kRecv, 0, n * static_cast<size_t>(p)};
-  b.label("binomial-gather", 0);
   b.copy(recv.sub(static_cast<size_t>(a.root) * n, n), mine);
   int round = 0;
-  for (int mask = 1; mask < p; mask <<= 1, ++round) {
-    b.label("binomial-gather", round);
-    const int len = std::min(mask, p - mask);
-    const int firstRank = (mask + a.root) % p;
+  for (const BinomialLinks::Child& c : t.children) {
+    b.label("binomial-gather", round++);
+    const int len = c.subtreeEnd - c.member;
+    const int firstRank = (c.member + a.root) % p;
     if (firstRank + len <= p) {
-      b.recv(tree.rank(mask), recv.sub(static_cast<size_t>(firstRank) * n, static_cast<size_t>(len) * n), 0);
+      b.recv(tree.rank(c.member), recv.sub(static_cast<size_t>(firstRank) * n, static_cast<size_t>(len) * n), 0);
     } else {
       const Slice tmp = b.scratch(static_cast<size_t>(len) * n);
-      b.recv(tree.rank(mask), tmp, 0);
+      b.recv(tree.rank(c.member), tmp, 0);
       const int head = p - firstRank;  // blocks up to rank p-1, then from rank 0
       b.copy(recv.sub(static_cast<size_t>(firstRank) * n, static_cast<size_t>(head) * n), tmp.sub(0, static_cast<size_t>(head) * n));
       b.copy(recv.sub(0, static_cast<size_t>(len - head) * n), tmp.sub(static_cast<size_t>(head) * n, static_cast<size_t>(len - head) * n));

@@ -26,95 +26,93 @@ int rootSpan(int n) {
 
 }  // namespace
 
-void buildBinomialBroadcast(PlanBuilder& b, const Group& g, Slice src, Slice dst, int tagBase) {
+BinomialLinks binomialLinks(const Group& g) {
   const int n = g.size();
   const int v = g.me;
+  BinomialLinks t;
+  const int low = v == 0 ? rootSpan(n) : (v & -v);
+  t.parent = v == 0 ? -1 : v - low;
+  t.subtreeEnd = std::min(v + low, n);
+  for (int mask = 1; mask < low; mask <<= 1) {
+    if (v + mask < n) t.children.push_back({v + mask, std::min(v + 2 * mask, n)});
+  }
+  return t;
+}
+
+void buildBinomialBroadcast(PlanBuilder& b, const Group& g, Slice src, Slice dst, int tagBase) {
+  const BinomialLinks t = binomialLinks(g);
   b.label("binomial-broadcast", 0);
   Slice cur = src;
-  int mask = 1;
-  if (v == 0) {
+  if (t.parent < 0) {
     b.copy(dst, src);
-    mask = rootSpan(n);
   } else {
-    while ((v & mask) == 0) mask <<= 1;
-    b.recv(g.rank(v - mask), dst, tagBase);
+    b.recv(g.rank(t.parent), dst, tagBase);
     cur = dst;
   }
   // Children, largest subtree first, so the deepest path starts earliest.
   int round = 0;
-  for (mask >>= 1; mask > 0; mask >>= 1, ++round) {
-    if (v + mask < n) {
-      b.label("binomial-broadcast", round);
-      b.send(g.rank(v + mask), cur, tagBase);
-    }
+  for (auto c = t.children.rbegin(); c != t.children.rend(); ++c, ++round) {
+    b.label("binomial-broadcast", round);
+    b.send(g.rank(c->member), cur, tagBase);
   }
 }
 
 void buildBinomialReduce(PlanBuilder& b, const Group& g, Slice input, Slice acc, int tagBase) {
-  const int n = g.size();
-  const int v = g.me;
+  const BinomialLinks t = binomialLinks(g);
   Slice cur = input;
   int round = 0;
-  for (int mask = 1; mask < n; mask <<= 1, ++round) {
+  // Children, smallest subtree first: they finish first.
+  for (const BinomialLinks::Child& c : t.children) {
+    b.label("binomial-reduce", round++);
+    // Each child has its own slot, so all receives are posted at once.
+    const Slice tmp = b.scratch(input.count);
+    b.recv(g.rank(c.member), tmp, tagBase);
+    b.reduce(acc, {cur, tmp});
+    cur = acc;
+  }
+  if (t.parent >= 0) {
     b.label("binomial-reduce", round);
-    if (v & mask) {
-      b.send(g.rank(v - mask), cur, tagBase);
-      return;
-    }
-    if (v + mask < n) {
-      // Each child has its own slot, so all receives are posted at once.
-      const Slice tmp = b.scratch(input.count);
-      b.recv(g.rank(v + mask), tmp, tagBase);
-      b.reduce(acc, {cur, tmp});
-      cur = acc;
-    }
+    b.send(g.rank(t.parent), cur, tagBase);
+    return;
   }
   b.copy(acc, cur);  // the root of a one-member group
 }
 
 void buildBinomialGather(PlanBuilder& b, const Group& g, const BlockLayout& blocks, Slice mine, Slice image,
                          int tagBase) {
-  const int n = g.size();
+  const BinomialLinks t = binomialLinks(g);
   const int v = g.me;
   b.label("binomial-gather", 0);
   b.copy(blockRange(image, blocks, v, v + 1), mine);
   int round = 0;
-  for (int mask = 1; mask < n; mask <<= 1, ++round) {
+  for (const BinomialLinks::Child& c : t.children) {
+    b.label("binomial-gather", round++);
+    const Slice child = blockRange(image, blocks, c.member, c.subtreeEnd);
+    if (child.count != 0) b.recv(g.rank(c.member), child, tagBase);
+  }
+  if (t.parent >= 0) {
     b.label("binomial-gather", round);
-    if (v & mask) {
-      const Slice subtree = blockRange(image, blocks, v, v + mask);
-      if (subtree.count != 0) b.send(g.rank(v - mask), subtree, tagBase);
-      return;
-    }
-    if (v + mask < n) {
-      const Slice child = blockRange(image, blocks, v + mask, v + 2 * mask);
-      if (child.count != 0) b.recv(g.rank(v + mask), child, tagBase);
-    }
+    const Slice subtree = blockRange(image, blocks, v, t.subtreeEnd);
+    if (subtree.count != 0) b.send(g.rank(t.parent), subtree, tagBase);
   }
 }
 
 void buildBinomialScatter(PlanBuilder& b, const Group& g, const BlockLayout& blocks, Slice source, Slice image,
                           int tagBase) {
-  const int n = g.size();
+  const BinomialLinks t = binomialLinks(g);
   const int v = g.me;
   b.label("binomial-scatter", 0);
   Slice cur = source;
-  int mask = 1;
-  if (v == 0) {
-    mask = rootSpan(n);
-  } else {
-    while ((v & mask) == 0) mask <<= 1;
-    const Slice subtree = blockRange(image, blocks, v, v + mask);
-    if (subtree.count != 0) b.recv(g.rank(v - mask), subtree, tagBase);
+  if (t.parent >= 0) {
+    const Slice subtree = blockRange(image, blocks, v, t.subtreeEnd);
+    if (subtree.count != 0) b.recv(g.rank(t.parent), subtree, tagBase);
     cur = image;
   }
   int round = 0;
-  for (mask >>= 1; mask > 0; mask >>= 1, ++round) {
-    if (v + mask < n) {
-      b.label("binomial-scatter", round);
-      const Slice child = blockRange(cur, blocks, v + mask, v + 2 * mask);
-      if (child.count != 0) b.send(g.rank(v + mask), child, tagBase);
-    }
+  for (auto c = t.children.rbegin(); c != t.children.rend(); ++c, ++round) {
+    b.label("binomial-scatter", round);
+    const Slice child = blockRange(cur, blocks, c->member, c->subtreeEnd);
+    if (child.count != 0) b.send(g.rank(c->member), child, tagBase);
   }
 }
 
