@@ -25,6 +25,7 @@
 
 #include "inter_node/algorithms/algorithm.h"
 #include "kernels/plan/collective.h"
+#include "kernels/plan/node_costs.h"
 #include "kernels/plan/cost.h"
 #include "kernels/plan/plan_builder.h"
 #include "kernels/plan/topology.h"

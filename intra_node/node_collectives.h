@@ -48,21 +48,3 @@ NodeOpDesc nodeScan(const Group& team, Slice in, Slice out, bool exclusive);
 NodeOpDesc nodeBarrier(const Group& team);
 
 }  // namespace strata
-
-namespace strata {
-
-// Costs of the node ops in the alpha-beta-gamma model of the node level: a round costs alpha,
-// every byte copied into or out of the segment beta, every input byte of a reduction gamma; the
-// members work in parallel, so the slowest member's share is the time. `m` is the whole vector
-// (or, for the block collectives, the whole gathered buffer), n the team size.
-double nodeReduceScatterCost(double m, int n, const LinkCost& c);
-double nodeAllGatherCost(double m, int n, const LinkCost& c);
-double nodeBroadcastCost(double m, int n, const LinkCost& c);
-double nodeReduceCost(double m, int n, const LinkCost& c);
-double nodeAllReduceCost(double m, int n, const LinkCost& c);
-double nodeGatherCost(double m, int n, const LinkCost& c);   // also scatter
-double nodeAllToAllCost(double m, int n, const LinkCost& c);  // m: one member's send bytes
-double nodeScanCost(double m, int n, const LinkCost& c);
-double nodeBarrierCost(int n, const LinkCost& c);
-
-}  // namespace strata

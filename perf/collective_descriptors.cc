@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "perf/reference.h"
+#include "tests/reference/reference.h"
 
 namespace strata::perf {
 namespace {

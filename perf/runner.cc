@@ -9,7 +9,7 @@
 
 #include "kernels/common/datatype.h"
 #include "perf/device_support.h"
-#include "perf/reference.h"
+#include "tests/reference/reference.h"
 #include "src/core/introspection.h"
 
 namespace strata::perf {

@@ -14,7 +14,7 @@
 
 #include "kernels/cuda/cuda_kernels.h"
 #include "kernels/cuda/device_api.cuh"
-#include "perf/reference.h"
+#include "tests/reference/reference.h"
 #include "tests/gpu/device_buffer.h"
 #include "tests/mpi/mpi_test_util.h"
 

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "perf/reference.h"
+#include "tests/reference/reference.h"
 
 namespace strata::test {
 

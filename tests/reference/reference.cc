@@ -1,4 +1,4 @@
-#include "perf/reference.h"
+#include "tests/reference/reference.h"
 
 #include <cmath>
 #include <cstring>
