@@ -4,14 +4,17 @@
 // writes out of bounds; buffers a rank must not write are checked untouched.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <random>
 #include <sstream>
+#include <thread>
 
 #include "hierarchy/composition.h"
 #include "inter_node/algorithms/algorithm.h"
 #include "src/core/config.h"
+#include "src/tuning/tuner.h"
 #include "tests/mpi/mpi_test_util.h"
 
 namespace strata::test {
@@ -455,6 +458,31 @@ TEST(FloatTolerance, AllReduceOfRandomValues) {
     }
   }
   EXPECT_TRUE(allRanksOk(ok));
+}
+
+// A barrier's one promise: no rank leaves it before every rank has entered it. The ranks arrive
+// staggered (rank r sleeps r x 30 ms), each notes when it entered and left on the host's monotonic
+// clock (every rank of these tests runs on one host), and every departure must come after the
+// last arrival. For every barrier algorithm, on every node shape of this rank count.
+TEST(Barrier, NoRankLeavesBeforeEveryRankEntered) {
+  const int p = worldSize(), me = worldRank();
+  if (p < 2) GTEST_SKIP() << "needs two ranks";
+  for (const std::string& shape : shapesFor(p)) {
+    for (const std::string& algo : algorithmNames(Collective::kBarrier)) {
+      strataComm_t comm = commFor(shape, "barrier=" + algo);
+      if (comm == nullptr) continue;  // the shape cannot have this algorithm (a flat-only shape)
+      ASSERT_EQ(strataBarrier(comm, nullptr), strataSuccess) << strataGetLastError(comm);  // builds the plan
+      std::this_thread::sleep_for(std::chrono::milliseconds(30 * me));
+      const double entered = std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+      const strataResult_t rc = strataBarrier(comm, nullptr);
+      const double left = std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+      ASSERT_EQ(rc, strataSuccess) << strataGetLastError(comm);
+      double lastEntry = 0;
+      MPI_Allreduce(&entered, &lastEntry, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+      EXPECT_GE(left, lastEntry) << "barrier=" << algo << " shape=" << shape << " ranks=" << p << ": rank " << me
+                                 << " left " << (lastEntry - left) * 1e3 << " ms before the last rank entered";
+    }
+  }
 }
 
 }  // namespace

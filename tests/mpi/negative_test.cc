@@ -2,9 +2,11 @@
 // is bounded and its timeout names what it waited for.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdint>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "tests/mpi/mpi_test_util.h"
@@ -174,6 +176,48 @@ TEST(Timeout, NamesTheCollectiveStepAndPeer) {
   }
   MPI_Barrier(MPI_COMM_WORLD);
   EXPECT_EQ(strataCommDestroy(c), strataSuccess);
+}
+
+// Abort with work pending: rank 0 waits in a collective its peers never join (over MPI with ring,
+// in the node team with one-shot), another thread aborts the communicator, and the waiting call
+// returns promptly with an error saying so, long before its timeout.
+TEST(Abort, EndsACollectiveThatIsWaiting) {
+  if (worldSize() < 2) GTEST_SKIP() << "needs ranks that do not join the collective";
+  int level = MPI_THREAD_SINGLE;
+  MPI_Query_thread(&level);
+  if (level != MPI_THREAD_MULTIPLE) GTEST_SKIP() << "aborting from another thread needs MPI_THREAD_MULTIPLE";
+  for (const char* algorithm : {"allreduce=ring", "allreduce=oneshot"}) {
+    strataConfig_t config = STRATA_CONFIG_INITIALIZER;
+    config.timeoutSeconds = 60;
+    config.algorithm = algorithm;
+    config.ranksPerNode = worldSize();  // one node: the node team serves one-shot
+    strataComm_t c = nullptr;
+    ASSERT_EQ(strataCommInitMpi(&c, MPI_COMM_WORLD, &config), strataSuccess);
+    std::vector<float> x(4096, 1.0f), y(4096);
+    // Every rank builds (and agrees on) the plan first; rank 0 alone makes the second call.
+    ASSERT_EQ(strataAllReduce(x.data(), y.data(), x.size(), strataFloat32, strataSum, c, nullptr), strataSuccess)
+        << strataGetLastError(c);
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (worldRank() == 0) {
+      strataResult_t waited = strataSuccess;
+      std::string why;
+      const auto start = std::chrono::steady_clock::now();
+      std::thread caller([&] {
+        waited = strataAllReduce(x.data(), y.data(), x.size(), strataFloat32, strataSum, c, nullptr);
+        why = strataGetLastError(nullptr);
+      });
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+      EXPECT_EQ(strataCommAbort(c), strataSuccess) << algorithm << ": " << strataGetLastError(nullptr);
+      caller.join();
+      const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      EXPECT_NE(waited, strataSuccess) << algorithm;
+      EXPECT_TRUE(contains(why.c_str(), "aborted")) << algorithm << ": " << why;
+      EXPECT_LT(seconds, 10.0) << algorithm << ": the waiting call must end with the abort, not its timeout";
+    } else {
+      EXPECT_EQ(strataCommAbort(c), strataSuccess);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+  }
 }
 
 TEST(Abort, EndsTheCommunicator) {
