@@ -18,11 +18,13 @@ Status CudaComputeBackend::divide(void* data, size_t count, DataType type, int d
   return cuda::launchDivide(data, count, type, divisor, stream_);
 }
 
-Status CudaComputeBackend::synchronize() {
+Status CudaComputeBackend::synchronize() { return waitForStream(stream_, wait_, "the compute stream"); }
+
+Status waitForStream(cudaStream_t stream, const WaitPolicy& policy, const char* what) {
   cudaEvent_t event = nullptr;
   STRATA_CHECK_CUDA(cudaEventCreateWithFlags(&event, cudaEventDisableTiming));
-  Status s = cudaCheck(cudaEventRecord(event, stream_), "cudaEventRecord", STRATA_WHERE);
-  if (s.ok()) s = waitForEvent(event, wait_, "the compute stream");
+  Status s = cudaCheck(cudaEventRecord(event, stream), "cudaEventRecord", STRATA_WHERE);
+  if (s.ok()) s = waitForEvent(event, policy, what);
   cudaEventDestroy(event);
   return s;
 }

@@ -32,5 +32,7 @@ class CudaComputeBackend final : public ComputeBackend {
 // Polls `event` until it completes (the library's bounded wait: a timeout names `what`, the abort
 // flag ends it). Never blocks inside the CUDA runtime.
 Status waitForEvent(cudaEvent_t event, const WaitPolicy& policy, const char* what);
+// The same for the work queued on `stream` so far (an event recorded after it).
+Status waitForStream(cudaStream_t stream, const WaitPolicy& policy, const char* what);
 
 }  // namespace strata

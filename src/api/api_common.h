@@ -25,6 +25,17 @@ Status validate(strataComm* comm, CollectiveArgs* args, const void* send, const 
 // count x p x element size must be addressable (the gathered buffers' size).
 Status checkCountOverflow(const CollectiveArgs& args, int p);
 
+// A call's arguments as the entry points receive them (the table and validate() do the rest).
+inline CollectiveArgs makeArgs(Collective coll, size_t count, strataDataType_t type, strataRedOp_t op, int root) {
+  CollectiveArgs a;
+  a.coll = coll;
+  a.count = count;
+  a.type = type;
+  a.op = op;
+  a.root = root;
+  return a;
+}
+
 // Checks, then runs a regular collective.
 strataResult_t runRegular(const char* function, strataComm_t comm, CollectiveArgs args, const void* send, void* recv,
                           cudaStream_t stream);

@@ -139,16 +139,6 @@ strataResult_t runIrregular(const char* function, strataComm_t comm, CollectiveA
   });
 }
 
-CollectiveArgs makeArgs(Collective coll, size_t count, strataDataType_t type, strataRedOp_t op, int root) {
-  CollectiveArgs a;
-  a.coll = coll;
-  a.count = count;
-  a.type = type;
-  a.op = op;
-  a.root = root;
-  return a;
-}
-
 }  // namespace
 
 extern "C" {
@@ -156,35 +146,35 @@ extern "C" {
 strataResult_t strataAllGatherv(const void* sendbuff, size_t sendcount, void* recvbuff, const size_t* recvcounts,
                                 const size_t* displs, strataDataType_t datatype, strataComm_t comm,
                                 cudaStream_t stream) {
-  return runIrregular("strataAllGatherv", comm, makeArgs(Collective::kAllGatherv, sendcount, datatype, strataSum, 0),
+  return runIrregular("strataAllGatherv", comm, strata::api::makeArgs(Collective::kAllGatherv, sendcount, datatype, strataSum, 0),
                       sendbuff, recvbuff, stream, recvcounts, displs, nullptr, nullptr);
 }
 
 strataResult_t strataGatherv(const void* sendbuff, size_t sendcount, void* recvbuff, const size_t* recvcounts,
                              const size_t* displs, strataDataType_t datatype, int root, strataComm_t comm,
                              cudaStream_t stream) {
-  return runIrregular("strataGatherv", comm, makeArgs(Collective::kGatherv, sendcount, datatype, strataSum, root),
+  return runIrregular("strataGatherv", comm, strata::api::makeArgs(Collective::kGatherv, sendcount, datatype, strataSum, root),
                       sendbuff, recvbuff, stream, recvcounts, displs, nullptr, nullptr);
 }
 
 strataResult_t strataScatterv(const void* sendbuff, const size_t* sendcounts, const size_t* displs, void* recvbuff,
                               size_t recvcount, strataDataType_t datatype, int root, strataComm_t comm,
                               cudaStream_t stream) {
-  return runIrregular("strataScatterv", comm, makeArgs(Collective::kScatterv, recvcount, datatype, strataSum, root),
+  return runIrregular("strataScatterv", comm, strata::api::makeArgs(Collective::kScatterv, recvcount, datatype, strataSum, root),
                       sendbuff, recvbuff, stream, nullptr, nullptr, sendcounts, displs);
 }
 
 strataResult_t strataAlltoAllv(const void* sendbuff, const size_t* sendcounts, const size_t* sdispls, void* recvbuff,
                                const size_t* recvcounts, const size_t* rdispls, strataDataType_t datatype,
                                strataComm_t comm, cudaStream_t stream) {
-  return runIrregular("strataAlltoAllv", comm, makeArgs(Collective::kAllToAllv, 0, datatype, strataSum, 0), sendbuff,
+  return runIrregular("strataAlltoAllv", comm, strata::api::makeArgs(Collective::kAllToAllv, 0, datatype, strataSum, 0), sendbuff,
                       recvbuff, stream, recvcounts, rdispls, sendcounts, sdispls);
 }
 
 strataResult_t strataReduceScatterv(const void* sendbuff, void* recvbuff, const size_t* recvcounts,
                                     strataDataType_t datatype, strataRedOp_t op, strataComm_t comm,
                                     cudaStream_t stream) {
-  return runIrregular("strataReduceScatterv", comm, makeArgs(Collective::kReduceScatterv, 0, datatype, op, 0), sendbuff,
+  return runIrregular("strataReduceScatterv", comm, strata::api::makeArgs(Collective::kReduceScatterv, 0, datatype, op, 0), sendbuff,
                       recvbuff, stream, recvcounts, nullptr, nullptr, nullptr);
 }
 

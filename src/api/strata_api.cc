@@ -19,27 +19,13 @@ extern thread_local std::string tlsLastError;
 
 namespace {
 
-CollectiveArgs makeArgs(Collective coll, size_t count, strataDataType_t type, strataRedOp_t op, int root) {
-  CollectiveArgs a;
-  a.coll = coll;
-  a.count = count;
-  a.type = type;
-  a.op = op;
-  a.root = root;
-  return a;
-}
-
-// Waits (bounded) until no other thread is inside a call on `comm`.
+// Waits (bounded, not abortable: it is what an abort waits with) until no other thread is inside a
+// call on `comm`.
 Status waitIdle(strataComm_t comm, double seconds) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
-  while (comm->inFlight.load() > 0) {
-    if (std::chrono::steady_clock::now() > deadline) {
-      return strata::makeStatus(strataTimeout, "timed out after %.0f s waiting for %d calls in flight to end", seconds,
-                                comm->inFlight.load());
-    }
-    std::this_thread::sleep_for(std::chrono::microseconds(100));
-  }
-  return Status::Ok();
+  strata::WaitPolicy policy;
+  policy.timeoutSeconds = seconds;
+  return strata::waitUntil(policy, [&] { return comm->inFlight.load() == 0; },
+                           [&] { return strata::strformat("%d calls in flight to end", comm->inFlight.load()); });
 }
 
 }  // namespace
@@ -118,73 +104,73 @@ const char* strataGetLastError(strataComm_t comm) {
 
 strataResult_t strataAllReduce(const void* sendbuff, void* recvbuff, size_t count, strataDataType_t datatype,
                                strataRedOp_t op, strataComm_t comm, cudaStream_t stream) {
-  return strata::api::runRegular("strataAllReduce", comm, makeArgs(Collective::kAllReduce, count, datatype, op, 0),
+  return strata::api::runRegular("strataAllReduce", comm, strata::api::makeArgs(Collective::kAllReduce, count, datatype, op, 0),
                                  sendbuff, recvbuff, stream);
 }
 
 strataResult_t strataBroadcast(const void* sendbuff, void* recvbuff, size_t count, strataDataType_t datatype, int root,
                                strataComm_t comm, cudaStream_t stream) {
-  return strata::api::runRegular("strataBroadcast", comm, makeArgs(Collective::kBroadcast, count, datatype, strataSum, root),
+  return strata::api::runRegular("strataBroadcast", comm, strata::api::makeArgs(Collective::kBroadcast, count, datatype, strataSum, root),
                                  sendbuff, recvbuff, stream);
 }
 
 strataResult_t strataReduce(const void* sendbuff, void* recvbuff, size_t count, strataDataType_t datatype,
                             strataRedOp_t op, int root, strataComm_t comm, cudaStream_t stream) {
-  return strata::api::runRegular("strataReduce", comm, makeArgs(Collective::kReduce, count, datatype, op, root), sendbuff,
+  return strata::api::runRegular("strataReduce", comm, strata::api::makeArgs(Collective::kReduce, count, datatype, op, root), sendbuff,
                                  recvbuff, stream);
 }
 
 strataResult_t strataAllGather(const void* sendbuff, void* recvbuff, size_t sendcount, strataDataType_t datatype,
                                strataComm_t comm, cudaStream_t stream) {
-  return strata::api::runRegular("strataAllGather", comm, makeArgs(Collective::kAllGather, sendcount, datatype, strataSum, 0),
+  return strata::api::runRegular("strataAllGather", comm, strata::api::makeArgs(Collective::kAllGather, sendcount, datatype, strataSum, 0),
                                  sendbuff, recvbuff, stream);
 }
 
 strataResult_t strataReduceScatter(const void* sendbuff, void* recvbuff, size_t recvcount, strataDataType_t datatype,
                                    strataRedOp_t op, strataComm_t comm, cudaStream_t stream) {
-  return strata::api::runRegular("strataReduceScatter", comm, makeArgs(Collective::kReduceScatter, recvcount, datatype, op, 0),
+  return strata::api::runRegular("strataReduceScatter", comm, strata::api::makeArgs(Collective::kReduceScatter, recvcount, datatype, op, 0),
                                  sendbuff, recvbuff, stream);
 }
 
 strataResult_t strataGather(const void* sendbuff, void* recvbuff, size_t sendcount, strataDataType_t datatype, int root,
                             strataComm_t comm, cudaStream_t stream) {
-  return strata::api::runRegular("strataGather", comm, makeArgs(Collective::kGather, sendcount, datatype, strataSum, root),
+  return strata::api::runRegular("strataGather", comm, strata::api::makeArgs(Collective::kGather, sendcount, datatype, strataSum, root),
                                  sendbuff, recvbuff, stream);
 }
 
 strataResult_t strataScatter(const void* sendbuff, void* recvbuff, size_t recvcount, strataDataType_t datatype, int root,
                              strataComm_t comm, cudaStream_t stream) {
-  return strata::api::runRegular("strataScatter", comm, makeArgs(Collective::kScatter, recvcount, datatype, strataSum, root),
+  return strata::api::runRegular("strataScatter", comm, strata::api::makeArgs(Collective::kScatter, recvcount, datatype, strataSum, root),
                                  sendbuff, recvbuff, stream);
 }
 
 strataResult_t strataAlltoAll(const void* sendbuff, void* recvbuff, size_t count, strataDataType_t datatype,
                               strataComm_t comm, cudaStream_t stream) {
-  return strata::api::runRegular("strataAlltoAll", comm, makeArgs(Collective::kAllToAll, count, datatype, strataSum, 0),
+  return strata::api::runRegular("strataAlltoAll", comm, strata::api::makeArgs(Collective::kAllToAll, count, datatype, strataSum, 0),
                                  sendbuff, recvbuff, stream);
 }
 
 strataResult_t strataScan(const void* sendbuff, void* recvbuff, size_t count, strataDataType_t datatype, strataRedOp_t op,
                           strataComm_t comm, cudaStream_t stream) {
-  return strata::api::runRegular("strataScan", comm, makeArgs(Collective::kScan, count, datatype, op, 0), sendbuff,
+  return strata::api::runRegular("strataScan", comm, strata::api::makeArgs(Collective::kScan, count, datatype, op, 0), sendbuff,
                                  recvbuff, stream);
 }
 
 strataResult_t strataExscan(const void* sendbuff, void* recvbuff, size_t count, strataDataType_t datatype,
                             strataRedOp_t op, strataComm_t comm, cudaStream_t stream) {
-  return strata::api::runRegular("strataExscan", comm, makeArgs(Collective::kExscan, count, datatype, op, 0), sendbuff,
+  return strata::api::runRegular("strataExscan", comm, strata::api::makeArgs(Collective::kExscan, count, datatype, op, 0), sendbuff,
                                  recvbuff, stream);
 }
 
 strataResult_t strataShift(const void* sendbuff, void* recvbuff, size_t count, strataDataType_t datatype, int shift,
                            strataComm_t comm, cudaStream_t stream) {
-  CollectiveArgs a = makeArgs(Collective::kShift, count, datatype, strataSum, 0);
+  CollectiveArgs a = strata::api::makeArgs(Collective::kShift, count, datatype, strataSum, 0);
   a.shift = shift;
   return strata::api::runRegular("strataShift", comm, a, sendbuff, recvbuff, stream);
 }
 
 strataResult_t strataBarrier(strataComm_t comm, cudaStream_t stream) {
-  return strata::api::runRegular("strataBarrier", comm, makeArgs(Collective::kBarrier, 0, strataUint8, strataSum, 0),
+  return strata::api::runRegular("strataBarrier", comm, strata::api::makeArgs(Collective::kBarrier, 0, strataUint8, strataSum, 0),
                                  nullptr, nullptr, stream);
 }
 

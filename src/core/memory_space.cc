@@ -44,13 +44,7 @@ MemorySpace classifyPointer(const void* ptr) {
 
 Status waitForStreamWork(cudaStream_t stream, const WaitPolicy& policy) {
 #ifdef STRATA_HAVE_CUDA
-  // Bounded: an event after the stream's work, polled until the timeout.
-  cudaEvent_t event = nullptr;
-  STRATA_CHECK_CUDA(cudaEventCreateWithFlags(&event, cudaEventDisableTiming));
-  Status s = cudaCheck(cudaEventRecord(event, stream), "cudaEventRecord (the caller's stream)", STRATA_WHERE);
-  if (s.ok()) s = waitForEvent(event, policy, "the work queued before this call on its stream");
-  cudaEventDestroy(event);
-  return s;
+  return waitForStream(stream, policy, "the work queued before this call on its stream");
 #else
   return makeStatus(strataInvalidArgument, "a CUDA stream was given to a build without CUDA (pass 0)");
 #endif
