@@ -88,7 +88,8 @@ Status Executor::run(const Plan& plan, const Bindings& bind, const ExecContext& 
       if (!s.ok()) return s.withContext(contextText(plan, ctx));
     }
   }
-  staging_.begin(pool, ctx.staging, ctx.maxMessageBytes, ctx.device, ctx.comm);
+  // Only a run that stages device buffers uses the pipeline (host runs skip its set-up).
+  if (pool != nullptr) staging_.begin(pool, ctx.staging, ctx.maxMessageBytes, ctx.device, ctx.comm);
 
   Waiter waiter(ctx.wait);  // reads the clock only once something has to be waited for
   ctx_ = &ctx;

@@ -18,7 +18,7 @@ namespace strata {
 // carry the round number too (as NCCL's LL128 protocol does): the reader polls every line it needs
 // at once, and a line whose round is current holds current data (the writer publishes each line's
 // round after its data, with release order). One set of lines per slot parity.
-constexpr size_t kInlineLines = 4;
+constexpr size_t kInlineLines = 40;
 constexpr size_t kLineData = 56;
 constexpr size_t kInlineBytes = kInlineLines * kLineData;
 constexpr size_t kMaxInlineMembers = 16;

@@ -73,7 +73,7 @@ Status validate(strataComm* comm, CollectiveArgs* a, const void* send, const voi
   const bool spacedSend = sendUse.used && send != nullptr;
   const bool spacedRecv = recvUse.used && recv != nullptr;
   const MemorySpace sendSpace = spacedSend ? classifyPointer(send) : MemorySpace::kHost;
-  const MemorySpace recvSpace = spacedRecv ? classifyPointer(recv) : MemorySpace::kHost;
+  const MemorySpace recvSpace = !spacedRecv ? MemorySpace::kHost : spacedSend && recv == send ? sendSpace : classifyPointer(recv);
   if (spacedSend && spacedRecv && sendSpace != recvSpace) {
     return makeStatus(strataInvalidArgument, "sendbuff is %s memory but recvbuff is %s memory (one space per call)",
                       memorySpaceName(sendSpace), memorySpaceName(recvSpace));

@@ -86,7 +86,7 @@ strataResult_t strataCommUserRank(strataComm_t comm, int* rank) {
 
 const char* strataCommLastAlgorithm(strataComm_t comm) {
   if (!strata::api::checkComm(comm).ok()) return "";
-  return comm->lastAlgorithm.c_str();
+  return comm->lastPlan != nullptr ? comm->lastPlan->plan.algorithm.c_str() : "";  // the last call's plan
 }
 
 const char* strataGetErrorString(strataResult_t result) { return strata::resultString(result); }

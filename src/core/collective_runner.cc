@@ -89,7 +89,6 @@ Status runCollective(strataComm* comm, const CollectiveArgs& args, const void* s
   Status s = planFor(comm, args, &cached);
   if (!s.ok()) return s.withContext(strformat("%s #%llu", collectiveName(args.coll), seq));
   const Plan& plan = cached->plan;
-  comm->lastAlgorithm = plan.algorithm;
   if (plan.algorithm == kNativeAlgorithm) {
     s = runNative(comm, args, send, recv);
     if (!s.ok()) {

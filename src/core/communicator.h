@@ -89,7 +89,6 @@ struct strataComm {
   std::unordered_map<strata::PlanKey, std::shared_ptr<strata::CachedPlan>, strata::PlanKeyHash> plans;
   strata::WaitPolicy wait;                          // every wait's bound, spin and abort flag
   std::unordered_set<uint64_t> agreedCalls;         // call shapes the ranks agreed on (plan_agreement.h)
-  std::string lastAlgorithm;                        // of the last collective (strataCommLastAlgorithm)
   strata::PlanKey lastKey;                          // the last call's plan, checked first
   std::shared_ptr<strata::CachedPlan> lastPlan;
   strata::Executor executor;

@@ -275,7 +275,6 @@ Status runDeviceCollective(strataComm* comm, const CollectiveArgs& args, const v
   std::shared_ptr<CachedPlan> cached;
   Status s = planFor(comm, args, &cached);
   if (!s.ok()) return s.withContext(strformat("%s #%llu", collectiveName(args.coll), seq));
-  comm->lastAlgorithm = cached->plan.algorithm;
   STRATA_CHECK(reserveFor(comm, *path, *cached));
   if (path->async) return enqueueOnStream(comm, *path, std::move(cached), send, recv, seq, stream);
   allocating.unlock();
