@@ -88,8 +88,9 @@ Status Executor::run(const Plan& plan, const Bindings& bind, const ExecContext& 
       if (!s.ok()) return s.withContext(contextText(plan, ctx));
     }
   }
-  // Only a run that stages device buffers uses the pipeline (host runs skip its set-up).
-  if (pool != nullptr) staging_.begin(pool, ctx.staging, ctx.maxMessageBytes, ctx.device, ctx.comm);
+  // Device runs start the pipeline afresh (a previous run may have left its last copies to the
+  // device in it, with markers of that run); host runs never use it.
+  if (ctx.device != nullptr) staging_.begin(pool, ctx.staging, ctx.maxMessageBytes, ctx.device, ctx.comm);
 
   Waiter waiter(ctx.wait);  // reads the clock only once something has to be waited for
   ctx_ = &ctx;
@@ -125,7 +126,7 @@ Status Executor::run(const Plan& plan, const Bindings& bind, const ExecContext& 
         continue;
       }
     }
-    if (requests_.empty() && staging_.idle() && gated_.empty()) {
+    if (requests_.empty() && (ctx.device == nullptr || staging_.idle()) && gated_.empty()) {
       return failPending(plan, bind, ctx,
                          makeStatus(strataInternalError, "plan stalled with %zu of %zu steps done and nothing in flight",
                                     done_, n));

@@ -127,10 +127,14 @@ Status Executor::finishDevice(const Plan& plan, const ExecContext& ctx) {
   (void)plan;
   DeviceMarker last[kNumDeviceQueues];
   for (int l = 0; l < kNumDeviceQueues; ++l) STRATA_CHECK(ctx.device->record(static_cast<DeviceQueue>(l), &last[l]));
+  // Not abortable: work already enqueued reads and writes the buffers, the staging and the node's
+  // slots, so it must finish before any of them is released or reused (after a failure too).
+  WaitPolicy drain = ctx.wait;
+  drain.abortFlag = nullptr;
   for (int l = 0; l < kNumDeviceQueues; ++l) {
     Status polled;
     STRATA_CHECK(waitUntil(
-        ctx.wait,
+        drain,
         [&] {
           bool done = false;
           polled = ctx.device->query(last[l], &done);

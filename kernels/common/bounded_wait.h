@@ -16,6 +16,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <string>
 
 #include "kernels/common/status.h"
@@ -41,7 +42,7 @@ class Waiter {
   // Ok to poll again; otherwise the error, naming what() (called only then).
   template <typename What>
   Status idle(What&& what) {
-    if (polls_++ == 0) {
+    if (polls_++ == 0) {  // 64 bits: a counter that wrapped would restart the bound
       start_ = Clock::now();
       yielding_ = policy_.spinSeconds <= 0;
     }
@@ -68,7 +69,7 @@ class Waiter {
   void progressed() { polls_ = 0; }
 
   // Polls made in this wait so far (for work done every so many polls).
-  unsigned polls() const { return polls_; }
+  uint64_t polls() const { return polls_; }
 
  private:
   using Clock = std::chrono::steady_clock;
@@ -82,7 +83,7 @@ class Waiter {
   static void yieldCore();
 
   WaitPolicy policy_;
-  unsigned polls_ = 0;
+  uint64_t polls_ = 0;
   bool yielding_ = false;
   Clock::time_point start_{};
 };

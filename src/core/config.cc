@@ -1,6 +1,8 @@
 #include "src/core/config.h"
 
+#include <cctype>
 #include <cerrno>
+#include <climits>
 #include <cstdlib>
 #include <cstring>
 
@@ -34,8 +36,8 @@ const char* env(const char* name) {
   return v != nullptr && *v != '\0' ? v : nullptr;
 }
 
-// A whole number of bytes with an optional K, M or G suffix (binary units): 4096, 256K, 2M.
-Status envBytes(const char* name, size_t lo, size_t* out) {
+// A whole number of bytes in [lo, hi] with an optional K, M or G suffix (binary units): 4096, 256K, 2M.
+Status envBytes(const char* name, size_t lo, size_t hi, size_t* out) {
   const char* v = env(name);
   if (v == nullptr) return Status::Ok();
   char* end = nullptr;
@@ -45,9 +47,12 @@ Status envBytes(const char* name, size_t lo, size_t* out) {
   if (*end == 'K' || *end == 'k') shift = 10, ++end;
   else if (*end == 'M' || *end == 'm') shift = 20, ++end;
   else if (*end == 'G' || *end == 'g') shift = 30, ++end;
-  if (end == v || *end != '\0' || errno != 0 || *v == '-' || n > (~0ull >> shift) || (n << shift) < lo) {
-    return makeStatus(strataInvalidArgument, "%s='%s': expected a number of bytes of at least %zu (suffix K, M or G allowed)",
-                      name, v, lo);
+  // Digits first (strtoull would skip blanks and take "-1" as 2^64 - 1); at most `hi`, so the
+  // callers' round-ups cannot wrap.
+  if (!std::isdigit(static_cast<unsigned char>(*v)) || *end != '\0' || errno != 0 || n > (hi >> shift) ||
+      (n << shift) < lo) {
+    return makeStatus(strataInvalidArgument, "%s='%s': expected a number of bytes from %zu to %zu (suffix K, M or G allowed)",
+                      name, v, lo, hi);
   }
   *out = static_cast<size_t>(n << shift);
   return Status::Ok();
@@ -147,15 +152,18 @@ Status resolveConfig(const strataConfig_t* user, Config* out) {
     c.cudaAwareMpi = static_cast<int>(v);
   }
   // Timeout.
-  if (user != nullptr && !(user->timeoutSeconds >= 0)) {
-    return makeStatus(strataInvalidArgument, "config.timeoutSeconds = %g (expected >= 0)", user->timeoutSeconds);
+  if (user != nullptr && !(user->timeoutSeconds >= 0 && user->timeoutSeconds <= kMaxTimeoutSeconds)) {
+    return makeStatus(strataInvalidArgument, "config.timeoutSeconds = %g (expected 0 for the default, or up to %g)",
+                      user->timeoutSeconds, kMaxTimeoutSeconds);
   }
   if (user != nullptr && user->timeoutSeconds > 0) {
     c.timeoutSeconds = user->timeoutSeconds;
   } else if (const char* v = env("STRATA_TIMEOUT"); v != nullptr) {
     char* end = nullptr;
     const double t = std::strtod(v, &end);
-    if (*end != '\0' || !(t > 0)) return makeStatus(strataInvalidArgument, "STRATA_TIMEOUT='%s': expected seconds > 0", v);
+    if (*end != '\0' || !(t > 0) || !(t <= kMaxTimeoutSeconds)) {
+      return makeStatus(strataInvalidArgument, "STRATA_TIMEOUT='%s': expected seconds from 0 to %g", v, kMaxTimeoutSeconds);
+    }
     c.timeoutSeconds = t;
   }
   // Algorithm.
@@ -169,7 +177,8 @@ Status resolveConfig(const strataConfig_t* user, Config* out) {
   } else {
     STRATA_CHECK(parseAlgorithmSpec(env("STRATA_ALGO"), &c.forcedAlgorithm));
   }
-  STRATA_CHECK(envBytes("STRATA_MAX_MESSAGE_BYTES", 1, &c.maxMessageBytes));
+  // MPI counts are ints: a message longer than INT_MAX bytes travels in pieces of at most that.
+  STRATA_CHECK(envBytes("STRATA_MAX_MESSAGE_BYTES", 1, static_cast<size_t>(INT_MAX), &c.maxMessageBytes));
   if (const char* v = env("STRATA_TOPO_FILE"); v != nullptr) c.topoFile = v;
   // Waits.
   if (const char* v = env("STRATA_WAIT_SPIN_US"); v != nullptr) {
@@ -178,14 +187,19 @@ Status resolveConfig(const strataConfig_t* user, Config* out) {
     c.waitSpinSeconds = static_cast<double>(us) * 1e-6;
   }
   // The device path.
-  STRATA_CHECK(envBytes("STRATA_STAGE_CHUNK", 4096, &c.stageChunkBytes));
+  STRATA_CHECK(envBytes("STRATA_STAGE_CHUNK", 4096, size_t{1} << 30, &c.stageChunkBytes));
   c.stageChunkBytes = (c.stageChunkBytes + 4095) & ~size_t{4095};
   long slots = c.stageSlots;
   STRATA_CHECK(envInt("STRATA_STAGE_SLOTS", 1, 1024, &slots));
   c.stageSlots = static_cast<int>(slots);
-  STRATA_CHECK(envBytes("STRATA_DEVICE_SLOT", 4096, &c.deviceSlotBytes));
+  STRATA_CHECK(envBytes("STRATA_DEVICE_SLOT", 4096, size_t{1} << 36, &c.deviceSlotBytes));
   c.deviceSlotBytes = (c.deviceSlotBytes + 255) & ~size_t{255};
   STRATA_CHECK(envFlag("STRATA_DEVICE_SYNC", &c.deviceSync));
+  // A variable this version no longer reads is an error, not silently ignored.
+  if (const char* v = env("STRATA_NODE_SPIN"); v != nullptr) {
+    return makeStatus(strataInvalidArgument, "STRATA_NODE_SPIN='%s': replaced by STRATA_WAIT_SPIN_US (microseconds every "
+                      "wait spins before it yields the core)", v);
+  }
   // Logging is the process's: the last communicator created sets it.
   if (const char* v = env("STRATA_DEBUG"); v != nullptr) {
     LogLevel level = LogLevel::kNone;

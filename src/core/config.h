@@ -16,6 +16,8 @@
 namespace strata {
 
 constexpr double kDefaultTimeoutSeconds = 300.0;
+// The longest bound a wait may have (a finite deadline the clock can represent): 11.6 days.
+constexpr double kMaxTimeoutSeconds = 1e6;
 
 struct Config {
   // Empty: discover nodes with MPI_Comm_split_type. One value k: virtual nodes of k consecutive

@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -47,6 +48,13 @@ Digest digestOf(const CollectiveArgs& a, const std::string& algorithm) {
   return d;
 }
 
+// One rank's side of the agreement's allgather.
+struct Exchange {
+  Digest mine;
+  std::vector<Digest> all;
+  MPI_Request request = MPI_REQUEST_NULL;
+};
+
 // How `theirs` differs from `mine`, in words.
 std::string difference(const Digest& mine, const Digest& theirs) {
   auto space = [](int32_t device) { return device != 0 ? "device" : "host"; };
@@ -87,16 +95,19 @@ Status agreeOnPlan(strataComm* comm, const CollectiveArgs& args, const std::stri
   shape.algorithm = 0;
   const uint64_t key = fnv1a(std::string(reinterpret_cast<const char*>(&shape), sizeof shape));
   if (comm->agreedCalls.count(key) != 0) return Status::Ok();
-  std::vector<Digest> all(static_cast<size_t>(comm->size));
-  MPI_Request request = MPI_REQUEST_NULL;
-  STRATA_CHECK_MPI(MPI_Iallgather(&mine, sizeof(Digest), MPI_BYTE, all.data(), sizeof(Digest), MPI_BYTE,
-                                  comm->agreeComm, &request));
+  // On the heap: a wait that times out or is aborted leaves the nonblocking allgather pending (it
+  // cannot be cancelled), and MPI may still write these buffers after this call returned.
+  auto exchange = std::make_unique<Exchange>();
+  exchange->mine = mine;
+  exchange->all.resize(static_cast<size_t>(comm->size));
+  STRATA_CHECK_MPI(MPI_Iallgather(&exchange->mine, sizeof(Digest), MPI_BYTE, exchange->all.data(), sizeof(Digest),
+                                  MPI_BYTE, comm->agreeComm, &exchange->request));
   int done = 0;
   Status tested;
   const Status waited = waitUntil(
       comm->wait,
       [&] {
-        const int rc = MPI_Test(&request, &done, MPI_STATUS_IGNORE);
+        const int rc = MPI_Test(&exchange->request, &done, MPI_STATUS_IGNORE);
         if (rc != MPI_SUCCESS) tested = mpiError("MPI_Test", rc, STRATA_WHERE);
         return done != 0 || !tested.ok();
       },
@@ -104,14 +115,15 @@ Status agreeOnPlan(strataComm* comm, const CollectiveArgs& args, const std::stri
         return strformat("every rank to build its plan for %s: a rank runs a plan cached for another memory space "
                          "or call, or never made this call", collectiveName(args.coll));
       });
-  STRATA_CHECK(tested);
-  if (!waited.ok()) {
-    // A nonblocking collective cannot be cancelled: the communicator is unusable afterwards.
-    comm->fatal = waited;
-    return waited;
+  if (!tested.ok() || !waited.ok()) {
+    // The allgather is still pending: its buffers are left to it (a few bytes per rank, once), and
+    // the communicator is unusable afterwards.
+    exchange.release();
+    comm->fatal = !tested.ok() ? tested : waited;
+    return comm->fatal;
   }
   for (int r = 0; r < comm->size; ++r) {
-    const Digest& theirs = all[static_cast<size_t>(r)];
+    const Digest& theirs = exchange->all[static_cast<size_t>(r)];
     if (std::memcmp(&theirs, &mine, sizeof(Digest)) != 0) {
       return makeStatus(strataInvalidUsage, "%s: rank %d %s", collectiveName(args.coll), r,
                         difference(mine, theirs).c_str());

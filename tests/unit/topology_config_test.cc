@@ -98,7 +98,9 @@ TEST(Config, MalformedEnvironmentIsAnErrorThatNamesIt) {
       {"STRATA_STAGE_SLOTS", "many"},    {"STRATA_DEVICE_SLOT", "1.5M"}, {"STRATA_DEVICE_SYNC", "yes"},
       {"STRATA_MPI_NATIVE", "2"},        {"STRATA_CUDA_AWARE_MPI", "1x"}, {"STRATA_WAIT_SPIN_US", "-1"},
       {"STRATA_MAX_MESSAGE_BYTES", "0"}, {"STRATA_TIMEOUT", "soon"},     {"STRATA_DEBUG", "LOUD"},
-      {"STRATA_RANKS_PER_NODE", "4,x"},
+      {"STRATA_RANKS_PER_NODE", "4,x"},  {"STRATA_STAGE_CHUNK", " -1"},   {"STRATA_DEVICE_SLOT", "18446744073709551615"},
+      {"STRATA_TIMEOUT", "inf"},         {"STRATA_TIMEOUT", "1e999"},    {"STRATA_MAX_MESSAGE_BYTES", "4G"},
+      {"STRATA_NODE_SPIN", "256"},
   };
   for (const auto& [name, value] : bad) {
     setenv(name, value, 1);
