@@ -47,6 +47,9 @@ Status DeviceSlots::allocate(size_t slotBytes, std::unique_ptr<DeviceSlots>* out
   std::unique_ptr<DeviceSlots> s(new DeviceSlots);
   s->slotBytes_ = slotBytes;
   STRATA_CHECK_CUDA(cudaMalloc(&s->own_, 2 * slotBytes));
+  // Zeroed before any peer maps them: flags kept in slots start at 0 (fresh memory is garbage).
+  STRATA_CHECK_CUDA(cudaMemset(s->own_, 0, 2 * slotBytes));
+  STRATA_CHECK_CUDA(cudaDeviceSynchronize());
   cudaIpcMemHandle_t h;
   static_assert(sizeof h == kIpcHandleBytes);
   STRATA_CHECK_CUDA(cudaIpcGetMemHandle(&h, s->own_));

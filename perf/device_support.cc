@@ -9,6 +9,9 @@
 #ifdef STRATA_HAVE_CUDA
 #include <cuda_runtime.h>
 #endif
+#ifdef STRATA_CUDA_SIM
+#include <cuda_sim/cuda_sim.h>
+#endif
 #ifdef STRATA_PERF_NCCL
 #include <nccl.h>
 #endif
@@ -89,6 +92,25 @@ void copyToHost(void*, const void*, size_t) {}
 cudaStream_t perfStream() { return nullptr; }
 void syncStream() {}
 double deviceCopyBandwidth(size_t) { return 0; }
+#endif
+
+#ifdef STRATA_CUDA_SIM
+bool deviceCounts(DeviceCounts* out) {
+  cudaSimCounters c{};
+  if (cudaSimGetProcessCounters(&c) != cudaSuccess) return false;
+  const double kernelLink = static_cast<double>(c.kernelBytesReadPeer + c.kernelBytesWrittenPeer);
+  const double kernelHost = static_cast<double>(c.kernelBytesReadHost + c.kernelBytesWrittenHost);
+  out->linkBytes = kernelLink + static_cast<double>(c.bytesPeerToPeer);
+  out->hostBytes = kernelHost + static_cast<double>(c.bytesHostToDevice + c.bytesDeviceToHost);
+  out->localBytes = static_cast<double>(c.kernelBytesRead + c.kernelBytesWritten) - kernelLink - kernelHost +
+                    2.0 * static_cast<double>(c.bytesDeviceToDevice - c.bytesPeerToPeer);
+  out->launches = static_cast<double>(c.kernelLaunches);
+  return true;
+}
+void resetDeviceCounts() { cudaSimResetCounters(); }
+#else
+bool deviceCounts(DeviceCounts*) { return false; }
+void resetDeviceCounts() {}
 #endif
 
 #ifdef STRATA_PERF_NCCL

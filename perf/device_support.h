@@ -24,6 +24,17 @@ void syncStream();
 // Device-to-device cudaMemcpy of `bytes`: bytes moved per second (read + write), GB/s.
 double deviceCopyBandwidth(size_t bytes);
 
+// What the CUDA simulator counted for this process since the last reset, per memory class (a
+// build for a real GPU has no counters: false).
+struct DeviceCounts {
+  double linkBytes = 0;   // in peer GPUs' memory (kernels) and copies between GPUs
+  double localBytes = 0;  // in this GPU's memory (kernels; device-to-device copies read and write)
+  double hostBytes = 0;   // host memory touched by kernels, and copies between host and device
+  double launches = 0;
+};
+bool deviceCounts(DeviceCounts* out);
+void resetDeviceCounts();
+
 // NCCL with one communicator over MPI_COMM_WORLD. ncclStart returns "" or why NCCL cannot run
 // (not built in, or the installed NCCL refuses the configuration, e.g. several ranks on one GPU).
 std::string ncclStart();

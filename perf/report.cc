@@ -13,6 +13,7 @@
 #include "inter_node/algorithms/algorithm.h"
 #include "perf/png_plot.h"
 #include "src/core/introspection.h"
+#include "src/tuning/device_model.h"
 
 namespace strata::perf {
 
@@ -132,6 +133,54 @@ void writePlot(const Options& o, const std::vector<Row>& rows) {
     const std::string err = writeLogLogPlotPng(path, spec);
     if (err.empty()) std::printf("# plot written to %s\n", path.c_str());
     else std::fprintf(stderr, "strata-perf: %s\n", err.c_str());
+  }
+}
+
+void printDeviceModel(const Options& o, const std::vector<Row>& rows, strataComm_t anyComm) {
+  if (gRank != 0 || o.mem != "device") return;
+  bool any = false;
+  for (const Row& r : rows) any |= r.counted && r.impl == "strata";
+  if (!any) return;
+  DeviceNodeParams p;
+  const Status loaded = tools::deviceParamsOf(anyComm, &p);
+  if (!loaded.ok()) {
+    std::printf("# device model: %s\n", loaded.message().c_str());
+    return;
+  }
+  std::printf("#\n# Counted on the CUDA simulator (busiest rank, one out-of-place call) and priced by the device model\n"
+              "# (src/tuning/device_model.h, parameters: %s): HBM %.0f GB/s, link %.0f GB/s per direction x %.2f,\n"
+              "# PCIe %.0f GB/s, launch %.1f us, flag %.1f us. Published NCCL on 8x H100 SXM with NVSwitch, large\n"
+              "# messages: ring allreduce busbw ~%.0f GB/s, NVLS allreduce ~%.0f GB/s (NVIDIA/nccl-tests#212,\n"
+              "# NVIDIA/nccl#1455). Only the single-kernel peer collectives are priced (the host-synchronised\n"
+              "# rounds are not modelled at the device level). link/bound: counted link bytes over the bytes each\n"
+              "# rank must receive.\n",
+              p.source.c_str(), p.hbmBytesPerSecond / 1e9, p.linkBytesPerSecond / 1e9, p.linkEfficiency,
+              p.pcieBytesPerSecond / 1e9, p.launchSeconds * 1e6, p.flagSeconds * 1e6, p.ncclRingBusBytesPerSecond / 1e9,
+              p.ncclNvlsBusBytesPerSecond / 1e9);
+  std::printf("# %-14s %12s %-19s %4s %13s %13s %7s %13s %12s %5s %10s %9s %9s\n", "op", "size (B)", "algorithm",
+              "lnch", "link B/rank", "bound B/rank", "ratio", "HBM B/rank", "host B/rank", "flags", "pred (us)",
+              "busbw", "/ring");
+  for (const Row& r : rows) {
+    if (!r.counted || r.impl != "strata") continue;
+    const Collective c = findDescriptor(r.op)->coll;
+    const double bound = linkLowerBound(c, gSize, static_cast<double>(r.bytes));
+    const double ratio = bound > 0 ? r.linkBytes / bound : 0;
+    std::printf("  %-14s %12zu %-19s %4.0f %13.0f %13.0f %7.3f %13.0f %12.0f", r.op.c_str(), r.bytes, r.algo.c_str(),
+                r.launches, r.linkBytes, bound, ratio, r.localBytes, r.hostBytes);
+    if (!r.peer) {
+      std::printf(" %5s %10s %9s %9s\n", "-", "-", "-", "-");
+      continue;
+    }
+    DeviceTraffic t;
+    t.linkBytes = r.linkBytes;
+    t.localBytes = r.localBytes;
+    t.hostBytes = r.hostBytes;
+    t.launches = r.launches;
+    t.barriers = r.barriers;
+    const double seconds = predictSeconds(t, p);
+    const double busbw = specOf(c).busFactor(gSize) * static_cast<double>(r.bytes) / seconds;
+    std::printf(" %5.0f %10.2f %9.1f %9.2f\n", r.barriers, seconds * 1e6, busbw / 1e9,
+                busbw / p.ncclRingBusBytesPerSecond);
   }
 }
 

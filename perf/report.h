@@ -25,6 +25,12 @@ struct Row {
   bool supported = true;
   std::string why;
   std::vector<std::pair<std::string, double>> phases;  // out of place, median us of the slowest rank
+  // --mem device on the CUDA simulator: what one out-of-place call moved on the busiest rank, and
+  // when it ran as a peer collective, its schedule's barriers (the device model's inputs).
+  bool counted = false;
+  double linkBytes = 0, localBytes = 0, hostBytes = 0, launches = 0;
+  bool peer = false;
+  double barriers = 0;
 };
 
 void printMachine(const Options& o, strataComm_t anyComm);
@@ -33,6 +39,10 @@ void printRow(const Row& r);
 void writeCsv(const Options& o, const std::vector<Row>& rows);
 void writePlot(const Options& o, const std::vector<Row>& rows);
 void printComparison(const Options& o, const std::vector<Row>& rows);
+// --mem device on the CUDA simulator: per size, the counted bytes per rank against the lower bound,
+// and what the device cost model predicts for them on its node (an H100 node by default), beside
+// NCCL's published figures.
+void printDeviceModel(const Options& o, const std::vector<Row>& rows, strataComm_t anyComm);
 // The algorithms of every collective with their cost formulas (a Markdown table).
 void listAlgorithms();
 

@@ -157,6 +157,31 @@ std::vector<Row> Runner::measureSize(const std::vector<std::pair<std::string, st
     for (size_t v = 0; v < nv; ++v) {
       for (int w = 0; rows[v].supported && w < o.warmup; ++w) call(v);
     }
+    // On the CUDA simulator: what one call moves, on the busiest rank.
+    for (size_t v = 0; v < nv && device && ip == 0; ++v) {
+      if (!rows[v].supported || variants[v].first != "strata") continue;
+      MPI_Barrier(MPI_COMM_WORLD);
+      resetDeviceCounts();
+      call(v);
+      DeviceCounts c;
+      const int have = deviceCounts(&c) ? 1 : 0;
+      int all = 0;
+      MPI_Allreduce(&have, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+      if (all == 0) continue;
+      double mine[4] = {c.linkBytes, c.localBytes, c.hostBytes, c.launches}, most[4];
+      MPI_Allreduce(mine, most, 4, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+      rows[v].counted = true;
+      rows[v].linkBytes = most[0];
+      rows[v].localBytes = most[1];
+      rows[v].hostBytes = most[2];
+      rows[v].launches = most[3];
+      tools::PeerCallInfo info;
+      if (tools::lastPeerCall(comms[v], &info)) {
+        rows[v].peer = true;
+        rows[v].barriers = info.barriers;
+        rows[v].algo = info.algorithm;
+      }
+    }
     std::vector<std::vector<double>> times(nv, std::vector<double>(static_cast<size_t>(o.iters)));
     std::vector<std::vector<PhaseTimes>> phaseRuns(nv);
     for (int it = 0; it < o.iters; ++it) {
@@ -200,6 +225,7 @@ std::vector<Row> Runner::measureSize(const std::vector<std::pair<std::string, st
     args.shift = a.shift;
     args.commSize = gSize;
     args.device = o.mem == "device";  // the plan the call will run
+    if (row.peer) continue;  // a single-kernel peer collective: no plan (printDeviceModel prices it)
     tools::PlannedCall plan;
     if (tools::planOf(comms[v], args, &plan).ok()) {
       row.modelUs = plan.predictedSeconds * 1e6;

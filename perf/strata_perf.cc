@@ -88,6 +88,13 @@ int mainImpl(int argc, char** argv) {
     runner.run(variants, d);
   }
   ncclStop();
+  {
+    strataComm_t any = nullptr;
+    if (strataCommInitMpi(&any, MPI_COMM_WORLD, nullptr) == strataSuccess) {
+      printDeviceModel(o, runner.rows, any);
+      strataCommDestroy(any);
+    }
+  }
   writeCsv(o, runner.rows);
   writePlot(o, runner.rows);
   printComparison(o, runner.rows);

@@ -74,6 +74,7 @@ if [ "$sim" = ON ] && [ "${STRATA_SKIP_NVCC_BUILD:-0}" != 1 ]; then
   fi
   log "building the library and the GPU tests with nvcc"
   cmake --build build-cuda -j "$jobs" --target strata strata_gpu_kernel_tests strata_gpu_collectives_test
+  nvcc_built=1
 fi
 
 [ "$run_tests" -eq 1 ] || exit 0
@@ -83,6 +84,15 @@ log "running the tests"
 start=$(date +%s)
 ctest --preset default -j "$jobs" "${ctest_args[@]}"
 log "ctest passed in $(( $(date +%s) - start )) s"
+
+# ---- 3b. What the compiler made of the kernels ---------------------------------------------------
+# Registers, spills, resident blocks and the width of the vector loops' loads and stores, read from
+# the nvcc build's objects (tests/compiler; cuobjdump and nvdisasm fetched once from the Python
+# registry when the toolkit lacks them). Only in a full run.
+if [ ${#ctest_args[@]} -eq 0 ] && [ "${nvcc_built:-0}" = 1 ]; then
+  log "checking the compiled kernels (build-cuda/)"
+  ctest --test-dir build-cuda -L compiler --output-on-failure
+fi
 
 # ---- 4. A third-party suite through the MPI face -------------------------------------------
 # mpi4py's collective tests with and without libstrata_mpi.so (built once per machine, then

@@ -1,32 +1,19 @@
 // Kernel launchers shared by every type family: the dispatch of launchReduce, the copy kernel,
 // the average's divide, the device-side result check, and the grid size.
 #include <cmath>
+#include <map>
 #include <mutex>
-#include <vector>
+#include <utility>
 
 #include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/cuda_kernels.h"
-#include "kernels/cuda/device_ops.cuh"
+#include "kernels/cuda/reduce_kernels.cuh"
 
 namespace strata::cuda {
 namespace {
 
 Status lastLaunchError(const char* kernel) {
   return cudaCheck(cudaGetLastError(), "cudaGetLastError", STRATA_WHERE).withContext(strformat("launching %s", kernel));
-}
-
-template <typename T>
-__global__ void __launch_bounds__(kThreads) divideKernel(T* data, size_t count, int divisor) {
-  const size_t stride = static_cast<size_t>(gridDim.x) * blockDim.x;
-  for (size_t i = static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < count; i += stride) {
-    storeGlobal(data + i, divideValue(loadGlobal(data + i), divisor));
-  }
-}
-
-template <typename T>
-void launchDivideTyped(void* data, size_t count, int divisor, cudaStream_t stream) {
-  launchKernel("divideKernel", divideKernel<T>, gridFor(count, kThreads), kThreads, stream, static_cast<T*>(data), count,
-               divisor);
 }
 
 template <typename T>
@@ -58,7 +45,8 @@ __global__ void __launch_bounds__(kThreads) countMismatchesKernel(const T* actua
 template <typename T>
 void launchMismatchesTyped(const void* actual, const void* expected, size_t count, double tolerance,
                            unsigned long long* out, cudaStream_t stream) {
-  launchKernel("countMismatchesKernel", countMismatchesKernel<T>, gridFor(count, kThreads), kThreads, stream,
+  launchKernel("countMismatchesKernel", countMismatchesKernel<T>,
+               gridFor(reinterpret_cast<const void*>(countMismatchesKernel<T>), count, kThreads), kThreads, stream,
                static_cast<const T*>(actual), static_cast<const T*>(expected), count, tolerance, out);
 }
 
@@ -98,25 +86,29 @@ bool withDeviceType(DataType type, F&& f) {
 
 }  // namespace
 
-unsigned gridFor(size_t work, unsigned threads) {
-  // Multiprocessor counts per device, read once. Blocks per multiprocessor: 2048 resident threads
-  // on sm_80/sm_90, so four blocks of 512 keep every multiprocessor full.
+unsigned gridFor(const void* kernel, size_t work, unsigned threads) {
+  // Resident blocks per multiprocessor for this kernel, times the multiprocessors: asked once per
+  // kernel and device (the answer depends on the compiled kernel's registers and shared memory).
   static std::mutex mutex;
-  static std::vector<int> smCount;
+  static std::map<std::pair<const void*, int>, size_t> resident;
   int device = 0;
   cudaGetDevice(&device);
-  int sms = 0;
+  size_t maxBlocks = 0;
   {
     std::lock_guard<std::mutex> lock(mutex);
-    if (static_cast<size_t>(device) >= smCount.size()) smCount.resize(static_cast<size_t>(device) + 1, 0);
-    if (smCount[static_cast<size_t>(device)] == 0) {
-      int n = 0;
-      if (cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, device) != cudaSuccess || n <= 0) n = 1;
-      smCount[static_cast<size_t>(device)] = n;
+    size_t& r = resident[{kernel, device}];
+    if (r == 0) {
+      int sms = 0, perSm = 0;
+      if (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess || sms <= 0) sms = 1;
+      if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&perSm, kernel, static_cast<int>(threads), 0) != cudaSuccess ||
+          perSm <= 0) {
+        perSm = 1;
+      }
+      cudaGetLastError();  // a failed query leaves nothing for the launch's own check to find
+      r = static_cast<size_t>(sms) * static_cast<size_t>(perSm);
     }
-    sms = smCount[static_cast<size_t>(device)];
+    maxBlocks = r;
   }
-  const size_t maxBlocks = static_cast<size_t>(sms) * (2048 / threads);
   const size_t needed = (work + threads - 1) / threads;
   const size_t blocks = needed < maxBlocks ? needed : maxBlocks;
   return static_cast<unsigned>(blocks == 0 ? 1 : blocks);
@@ -131,15 +123,22 @@ Status launchReduce(void* dst0, void* dst1, const void* const* srcs, int n, size
   ReduceArgs a;
   for (int k = 0; k < n; ++k) a.srcs[k] = srcs[k];
   a.dst0 = dst0;
-  a.dst1 = dst1;
+  // A second output at another offset from a 16-byte boundary than the first cannot share its
+  // vector stores: it gets a vectorised copy of the first once the reduction is done.
+  const bool copyAfter = !sharesVectorAlignment(dst0, dst1);
+  a.dst1 = copyAfter ? nullptr : dst1;
   a.n = n;
   a.divisor = divisor;
   a.count = count;
-  if (launchReduceInteger(&a, type, op, stream) || launchReduceFloat(&a, type, op, stream) ||
-      launchReduceHalf(&a, type, op, stream)) {
-    return lastLaunchError("the reduce kernel");
+  TypedLaunch launch;
+  launch.reduce = &a;
+  launch.op = op;
+  launch.stream = stream;
+  if (!launchAnyType(launch, type)) {
+    return makeStatus(strataInternalError, "device reduce: invalid datatype %d", static_cast<int>(type));
   }
-  return makeStatus(strataInternalError, "device reduce: invalid datatype %d", static_cast<int>(type));
+  STRATA_CHECK(lastLaunchError("the reduce kernel"));
+  return copyAfter ? launchCopy(dst1, dst0, count * dataTypeSize(type), stream) : Status::Ok();
 }
 
 Status launchCopy(void* dst, const void* src, size_t bytes, cudaStream_t stream) {
@@ -149,14 +148,6 @@ Status launchCopy(void* dst, const void* src, size_t bytes, cudaStream_t stream)
   return launchReduce(dst, nullptr, srcs, 1, bytes, strataUint8, strataSum, 0, stream);
 }
 
-struct DivideLauncher {
-  void* data;
-  size_t count;
-  int divisor;
-  cudaStream_t stream;
-  template <typename T>
-  void run() const { launchDivideTyped<T>(data, count, divisor, stream); }
-};
 struct MismatchLauncher {
   const void* actual;
   const void* expected;
@@ -168,16 +159,10 @@ struct MismatchLauncher {
   void run() const { launchMismatchesTyped<T>(actual, expected, count, tolerance, out, stream); }
 };
 
-bool launchDivideAny(void* data, size_t count, DataType type, int divisor, cudaStream_t stream) {
-  return withDeviceType(type, DivideLauncher{data, count, divisor, stream});
-}
-
 Status launchDivide(void* data, size_t count, DataType type, int divisor, cudaStream_t stream) {
   STRATA_REQUIRE(divisor > 0, strataInternalError, "device divide: divisor %d", divisor);
-  if (count == 0) return Status::Ok();
-  STRATA_REQUIRE(launchDivideAny(data, count, type, divisor, stream), strataInternalError,
-                 "device divide: invalid datatype %d", static_cast<int>(type));
-  return lastLaunchError("the divide kernel");
+  const void* srcs[1] = {data};
+  return launchReduce(data, nullptr, srcs, 1, count, type, strataSum, divisor, stream);
 }
 
 Status launchCountMismatches(const void* actual, const void* expected, size_t count, DataType type, double tolerance,

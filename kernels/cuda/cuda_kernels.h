@@ -14,15 +14,18 @@ namespace strata::cuda {
 
 // dst0[i] (and dst1[i] unless null: reduce-copy) = srcs[0][i] op ... op srcs[n-1][i] for
 // i < count, 1 <= n <= 16; then / divisor when divisor > 0 (strataAvg fused into the last step).
-// Any destination may be identical to an input; 16-bit floats accumulate in fp32 and round once;
-// 16-byte vector loads and stores wherever all pointers share an alignment, scalars elsewhere.
+// Any destination may be identical to an input; 16-bit floats accumulate in fp32 and round once.
+// 16-byte loads and stores for every alignment of the inputs relative to dst0 (scalars only for
+// the heads and tails); a dst1 at another offset from a 16-byte boundary than dst0 is written by a
+// second, vectorised copy kernel.
 Status launchReduce(void* dst0, void* dst1, const void* const* srcs, int n, size_t count, DataType type, RedOp op,
                     int divisor, cudaStream_t stream);
 
 // dst = src (bytes; any alignment). The vectorised kernel: memcpy's twin for peer and IPC reads.
 Status launchCopy(void* dst, const void* src, size_t bytes, cudaStream_t stream);
 
-// data[i] /= divisor (strataAvg's final step): integers truncate, 16-bit types divide in fp32.
+// data[i] /= divisor (strataAvg's final step): integers truncate, 16-bit types divide in fp32. The
+// reduce kernel with one input and the divisor, so vectorised alike.
 Status launchDivide(void* data, size_t count, DataType type, int divisor, cudaStream_t stream);
 
 // Counts the elements of `actual` that differ from `expected` (floating types: by more than
@@ -39,16 +42,15 @@ Status launchCountMismatches(const void* actual, const void* expected, size_t co
 Status launchWaitFlag(const uint32_t* flag, uint32_t value, double timeoutSeconds, uint32_t* timedOut,
                       cudaStream_t stream);
 
-// The grid for `work` units of `threads` threads each: enough blocks to fill the device's
-// multiprocessors (persistent, grid-stride), no more than the work needs. Cached per device.
-unsigned gridFor(size_t work, unsigned threads);
+// The grid for `work` units of `threads` threads each: as many blocks as the device keeps resident
+// for this compiled kernel (cudaOccupancyMaxActiveBlocksPerMultiprocessor: its registers and
+// shared memory decide, times the multiprocessors), no more than the work needs. Persistent blocks
+// in a grid stride. Cached per kernel and device.
+unsigned gridFor(const void* kernel, size_t work, unsigned threads);
+// The launch geometry of the kernels: blocks of kThreads, at least kMinBlocksPerSm of them resident
+// per multiprocessor (__launch_bounds__ caps the registers at 65536 / (512 x 2) = 64 per thread;
+// tests/compiler checks the compiled kernels meet it without spilling).
 constexpr unsigned kThreads = 512;
-
-// Per type family (one translation unit each, so the build compiles them in parallel). They
-// return false when `type` is not of their family.
-bool launchReduceInteger(const void* args, DataType type, RedOp op, cudaStream_t stream);
-bool launchReduceFloat(const void* args, DataType type, RedOp op, cudaStream_t stream);
-bool launchReduceHalf(const void* args, DataType type, RedOp op, cudaStream_t stream);
-bool launchDivideAny(void* data, size_t count, DataType type, int divisor, cudaStream_t stream);
+constexpr unsigned kMinBlocksPerSm = 2;
 
 }  // namespace strata::cuda

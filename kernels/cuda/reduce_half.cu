@@ -1,13 +1,13 @@
-// Device reductions for half and bfloat16, accumulated in fp32 and rounded once per element.
+// Device reductions and peer collectives for half and bfloat16, accumulated in fp32 and rounded
+// once per element.
 #include "kernels/cuda/reduce_kernels.cuh"
 
 namespace strata::cuda {
 
-bool launchReduceHalf(const void* args, DataType type, RedOp op, cudaStream_t stream) {
-  const ReduceArgs& a = *static_cast<const ReduceArgs*>(args);
+bool launchHalf(const TypedLaunch& l, DataType type) {
   switch (type) {
-    case strataFloat16: launchReduceOp<__half>(a, op, stream); return true;
-    case strataBfloat16: launchReduceOp<__nv_bfloat16>(a, op, stream); return true;
+    case strataFloat16: launchForOp<__half>(l); return true;
+    case strataBfloat16: launchForOp<__nv_bfloat16>(l); return true;
     default: return false;
   }
 }

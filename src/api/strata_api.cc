@@ -7,6 +7,7 @@
 
 #include "kernels/common/log.h"
 #include "src/api/api_common.h"
+#include "src/core/device_path.h"
 #include "src/core/collective_runner.h"
 
 using strata::Collective;
@@ -65,6 +66,7 @@ strataResult_t strataCommAbort(strataComm_t comm) {
   }
   // Pending waits see the flag at their next poll and return; then the resources go.
   comm->aborted.store(true);
+  strata::abortDevicePath(comm);
   Status s = waitIdle(comm, comm->config.timeoutSeconds);
   if (!s.ok()) return strata::api::finish(comm, "strataCommAbort", s);
   return strata::api::finish(nullptr, "strataCommAbort", strata::destroyComm(comm));
@@ -86,6 +88,7 @@ strataResult_t strataCommUserRank(strataComm_t comm, int* rank) {
 
 const char* strataCommLastAlgorithm(strataComm_t comm) {
   if (!strata::api::checkComm(comm).ok()) return "";
+  if (comm->lastPeerAlgorithm != nullptr) return comm->lastPeerAlgorithm;  // a single-kernel node collective
   return comm->lastPlan != nullptr ? comm->lastPlan->plan.algorithm.c_str() : "";  // the last call's plan
 }
 

@@ -37,6 +37,7 @@ Status planFor(strataComm* comm, const CollectiveArgs& args, std::shared_ptr<Cac
     *out = it->second;
     comm->lastKey = key;
     comm->lastPlan = *out;
+    comm->lastPeerAlgorithm = nullptr;
     return Status::Ok();
   }
   TunerInput in;
@@ -76,6 +77,7 @@ Status planFor(strataComm* comm, const CollectiveArgs& args, std::shared_ptr<Cac
   comm->plans[key] = std::move(cached);
   comm->lastKey = key;
   comm->lastPlan = *out;
+  comm->lastPeerAlgorithm = nullptr;
   return Status::Ok();
 }
 

@@ -91,6 +91,8 @@ struct strataComm {
   std::unordered_set<uint64_t> agreedCalls;         // call shapes the ranks agreed on (plan_agreement.h)
   strata::PlanKey lastKey;                          // the last call's plan, checked first
   std::shared_ptr<strata::CachedPlan> lastPlan;
+  // The last call ran as a peer collective (src/core/device_path.cc): its name; else null.
+  const char* lastPeerAlgorithm = nullptr;
   strata::Executor executor;
   // The node team's shared memory; null when it could not be set up (then only flat algorithms run).
   std::unique_ptr<strata::NodeTeam> nodeTeam;

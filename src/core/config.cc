@@ -194,6 +194,11 @@ Status resolveConfig(const strataConfig_t* user, Config* out) {
   c.stageSlots = static_cast<int>(slots);
   STRATA_CHECK(envBytes("STRATA_DEVICE_SLOT", 4096, size_t{1} << 36, &c.deviceSlotBytes));
   c.deviceSlotBytes = (c.deviceSlotBytes + 255) & ~size_t{255};
+  STRATA_CHECK(envBytes("STRATA_PEER_BUFFER", 0, size_t{1} << 34, &c.peerHalfBytes));
+  if (c.peerHalfBytes != 0 && c.peerHalfBytes < 4096) {
+    return makeStatus(strataInvalidArgument, "STRATA_PEER_BUFFER=%zu: 0 (off) or at least 4096 bytes", c.peerHalfBytes);
+  }
+  if (const char* v = env("STRATA_DEVICE_PARAMS"); v != nullptr) c.deviceParamsFile = v;
   STRATA_CHECK(envFlag("STRATA_DEVICE_SYNC", &c.deviceSync));
   // A variable this version no longer reads is an error, not silently ignored.
   if (const char* v = env("STRATA_NODE_SPIN"); v != nullptr) {

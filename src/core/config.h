@@ -40,6 +40,11 @@ struct Config {
   int stageSlots = 8;
   size_t deviceSlotBytes = size_t{16} << 20;
   bool deviceSync = false;
+  // Each half of a rank's peer buffer for the single-kernel node collectives (STRATA_PEER_BUFFER;
+  // 0: none, the node rounds go through the host), and the device cost model's parameter file
+  // (STRATA_DEVICE_PARAMS; empty: an H100 node's, src/tuning/device_model.h).
+  size_t peerHalfBytes = size_t{8} << 20;
+  std::string deviceParamsFile;
 
   // The forced algorithm of a collective, or "" for the tuner's choice.
   std::string forcedFor(Collective c) const;

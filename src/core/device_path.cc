@@ -16,12 +16,15 @@
 #include "inter_node/mpi_check.h"
 #include "src/core/collective_runner.h"
 #include "src/core/memory_space.h"
+#include "src/core/plan_agreement.h"
 #include "src/core/progress_thread.h"
+#include "src/tuning/device_model.h"
 
 #ifdef STRATA_HAVE_CUDA
 #include <cuda_runtime.h>
 
 #include "intra_node/device_slots.h"
+#include "intra_node/peer_node.h"
 #include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/cuda_compute.h"
 #include "kernels/cuda/cuda_kernels.h"
@@ -55,7 +58,10 @@ class DevicePath {
 #ifdef STRATA_HAVE_CUDA
   StreamGate gate;                     // holds callers' streams until their tickets are written
   std::unique_ptr<DeviceSlots> slots;  // the node team's IPC slots, when the team has them
+  // The single-kernel node collectives: a one-node communicator with a GPU per rank.
+  std::unique_ptr<PeerNodeTeam> peer;
 #endif
+  DeviceNodeParams params;  // the device cost model's (STRATA_DEVICE_PARAMS)
 };
 
 namespace {
@@ -151,6 +157,73 @@ Status setUpIpcSlots(strataComm* comm, DevicePath& path) {
   return Status::Ok();
 }
 
+// The peer collectives' buffers (intra_node/peer_node.h), for a communicator that is one node
+// whose ranks each have their own GPU. Every rank learns whether every rank has them.
+Status setUpPeerTeam(strataComm* comm, DevicePath& path) {
+  if (comm->nodeTeam == nullptr || comm->topology.numNodes() != 1 || comm->nodeTeam->size() != comm->size ||
+      comm->config.peerHalfBytes == 0) {
+    return Status::Ok();
+  }
+  std::unique_ptr<PeerNodeTeam> peer;
+  const Status s = PeerNodeTeam::setUp(*comm->nodeTeam, comm->config.peerHalfBytes, comm->config.timeoutSeconds, &peer);
+  int mineOk = s.ok() && peer != nullptr ? 1 : 0, allOk = 0;
+  STRATA_CHECK_MPI(MPI_Allreduce(&mineOk, &allOk, 1, MPI_INT, MPI_MIN, comm->comm));
+  if (allOk != 1) {
+    if (peer != nullptr) STRATA_CHECK(peer->release(comm->nodeTeam.get(), comm->config.timeoutSeconds, false));
+    if (!s.ok()) STRATA_WARN("peer collectives unavailable (%s): node rounds go through the host", s.message().c_str());
+    return Status::Ok();
+  }
+  path.peer = std::move(peer);
+  return Status::Ok();
+}
+
+// Whether `args` runs as a peer collective, and which: STRATA_ALGO naming one forces it (an error
+// where it cannot run); naming another algorithm keeps the plans; else the peer path serves the
+// four collectives it has whenever the node has it, the model choosing the allreduce's shape.
+Status choosePeerAlgorithm(const strataComm* comm, const DevicePath& path, const CollectiveArgs& args, bool* use,
+                           PeerAlgorithm* out) {
+  *use = false;
+  const std::string forced = comm->config.forcedFor(args.coll);
+  if (!forced.empty() && forced != "auto") {
+    if (!peerAlgorithmNamed(args.coll, forced, out)) return Status::Ok();
+    STRATA_REQUIRE(path.peer != nullptr && args.counts.empty(), strataInvalidArgument,
+                   "%s (STRATA_ALGO) needs a one-node communicator whose ranks each have their own GPU, and a "
+                   "regular %s", forced.c_str(), collectiveName(args.coll));
+    *use = true;
+    return Status::Ok();
+  }
+  if (path.peer == nullptr || !args.counts.empty()) return Status::Ok();
+  switch (args.coll) {
+    case Collective::kAllReduce:
+      *out = choosePeerAllReduce(comm->size, static_cast<double>(args.count * args.elemSize()),
+                                 static_cast<double>(path.peer->node().halfBytes), path.params);
+      break;
+    case Collective::kReduceScatter: *out = PeerAlgorithm::kReduceScatter; break;
+    case Collective::kAllGather: *out = PeerAlgorithm::kAllGather; break;
+    case Collective::kBroadcast: *out = PeerAlgorithm::kBroadcast; break;
+    default: return Status::Ok();
+  }
+  *use = true;
+  return Status::Ok();
+}
+
+Status runPeerCollective(strataComm* comm, DevicePath& path, const CollectiveArgs& args, PeerAlgorithm algorithm,
+                         const void* send, void* recv, cudaStream_t stream) {
+  // As for a plan: at the first call of its shape, every rank checks that all run the same.
+  STRATA_CHECK(agreeOnPlan(comm, args, peerAlgorithmName(algorithm)));
+  cuda::PeerCall call;
+  call.algorithm = algorithm;
+  call.send = send;
+  call.recv = recv;
+  call.count = args.count;
+  call.root = args.root;
+  call.divisor = args.op == strataAvg ? comm->size : 0;
+  const Status s = path.peer->run(call, args.type, args.op, stream);
+  if (!s.ok() && s.code() != strataInvalidArgument && s.code() != strataInvalidUsage) comm->fatal = s;
+  comm->lastPeerAlgorithm = peerAlgorithmName(algorithm);
+  return s;
+}
+
 // Makes `device` current for the scope and restores the caller's device after: the queues, events
 // and IPC slots belong to the buffers' device, whichever device the calling thread had selected.
 class DeviceScope {
@@ -190,7 +263,9 @@ Status ensurePath(strataComm* comm, int device, DevicePath** out) {
   path->device = device;
   path->staging = StagingPool::sized(comm->config.stageChunkBytes, comm->config.stageSlots);
   STRATA_CHECK(makeCudaQueues(device, comm->config.timeoutSeconds, &path->queues));
+  STRATA_CHECK(loadDeviceParams(comm->config.deviceParamsFile, &path->params));
   if (comm->nodeTeam != nullptr) STRATA_CHECK(setUpIpcSlots(comm, *path));
+  STRATA_CHECK(setUpPeerTeam(comm, *path));
   path->awareMpi = askMpiCudaAware(comm->config.cudaAwareMpi);
   int level = MPI_THREAD_SINGLE;
   MPI_Query_thread(&level);
@@ -201,10 +276,11 @@ Status ensurePath(strataComm* comm, int device, DevicePath** out) {
     path->progress.start([device] { cudaSetDevice(device); }, [raw](uint32_t ticket) { raw->gate.release(ticket); },
                          &comm->aborted);
   }
-  STRATA_INFO("device collectives on device %d: %s, MPI %s", device,
+  STRATA_INFO("device collectives on device %d: %s, MPI %s, node collectives %s", device,
               path->async ? "asynchronous (progress thread)"
                           : comm->config.deviceSync ? "synchronous (STRATA_DEVICE_SYNC)" : "synchronous (MPI is not MPI_THREAD_MULTIPLE)",
-              path->awareMpi ? "device-aware" : "staged through pinned host chunks");
+              path->awareMpi ? "device-aware" : "staged through pinned host chunks",
+              path->peer ? "as single kernels over peer memory" : "in host-synchronised rounds");
   comm->devicePath = path.release();
   livePaths().push_back(comm->devicePath);
   *out = comm->devicePath;
@@ -272,6 +348,11 @@ Status runDeviceCollective(strataComm* comm, const CollectiveArgs& args, const v
     }
   }
   const unsigned long long seq = ++comm->seq;
+  bool peer = false;
+  PeerAlgorithm peerAlgorithm = PeerAlgorithm::kAllReduceOneShot;
+  STRATA_CHECK(choosePeerAlgorithm(comm, *path, args, &peer, &peerAlgorithm));
+  if (peer) return runPeerCollective(comm, *path, args, peerAlgorithm, send, recv, stream);
+  comm->lastPeerAlgorithm = nullptr;
   std::shared_ptr<CachedPlan> cached;
   Status s = planFor(comm, args, &cached);
   if (!s.ok()) return s.withContext(strformat("%s #%llu", collectiveName(args.coll), seq));
@@ -306,6 +387,27 @@ Status drainDevicePath(strataComm* comm) {
   return Status::Ok();
 }
 
+bool lastPeerSchedule(const strataComm* comm, double* rounds, double* barriers) {
+#ifdef STRATA_HAVE_CUDA
+  if (comm->lastPeerAlgorithm == nullptr || comm->devicePath == nullptr || comm->devicePath->peer == nullptr) return false;
+  const cuda::PeerSchedule& s = comm->devicePath->peer->lastSchedule();
+  *rounds = static_cast<double>(s.rounds);
+  *barriers = static_cast<double>(s.barriers);
+  return true;
+#else
+  (void)comm, (void)rounds, (void)barriers;
+  return false;
+#endif
+}
+
+void abortDevicePath(strataComm* comm) {
+#ifdef STRATA_HAVE_CUDA
+  if (comm->devicePath != nullptr && comm->devicePath->peer != nullptr) comm->devicePath->peer->abort();
+#else
+  (void)comm;
+#endif
+}
+
 void stopDevicePath(strataComm* comm) {
   DevicePath* path = comm->devicePath;
   if (path == nullptr) return;
@@ -319,6 +421,11 @@ void stopDevicePath(strataComm* comm) {
   unabortable.abortFlag = nullptr;
   Status quiet = quiesceAllPaths(unabortable);
   if (!quiet.ok()) STRATA_WARN("destroying a communicator: %s", quiet.message().c_str());
+  if (path->peer != nullptr) {
+    const bool abandon = comm->aborted.load() || !quiet.ok();
+    Status s = path->peer->release(comm->nodeTeam.get(), comm->config.timeoutSeconds, abandon);
+    if (!s.ok()) STRATA_WARN("releasing the peer buffers: %s", s.message().c_str());
+  }
   if (path->slots != nullptr) {
     if (comm->nodeTeam != nullptr) comm->nodeTeam->attachDeviceSlots({}, 0);
     const bool abandon = comm->aborted.load() || !quiet.ok();

@@ -28,6 +28,13 @@ Status runDeviceCollective(strataComm* comm, const CollectiveArgs& args, const v
 // one of them ended with.
 Status drainDevicePath(strataComm* comm);
 
+// The last call's schedule when it ran as a peer collective (its rounds and barriers); false when
+// it did not.
+bool lastPeerSchedule(const strataComm* comm, double* rounds, double* barriers);
+
+// strataCommAbort: device kernels waiting at a barrier (the peer collectives) return.
+void abortDevicePath(strataComm* comm);
+
 // At destroy or abort: ends queued work (with an error when aborted), releases every stream still
 // waiting on this communicator, stops the progress thread, frees the lanes.
 void stopDevicePath(strataComm* comm);

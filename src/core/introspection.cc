@@ -2,6 +2,7 @@
 
 #include "src/core/collective_runner.h"
 #include "src/core/communicator.h"
+#include "src/core/device_path.h"
 
 namespace strata::tools {
 
@@ -29,5 +30,15 @@ std::vector<Candidate> candidatesUnder(strataComm_t comm, const CollectiveArgs& 
 }
 
 void recordPhases(strataComm_t comm, PhaseTimes* times) { comm->phaseTimes = times; }
+
+bool lastPeerCall(strataComm_t comm, PeerCallInfo* out) {
+  if (!lastPeerSchedule(comm, &out->rounds, &out->barriers)) return false;
+  out->algorithm = comm->lastPeerAlgorithm;
+  return true;
+}
+
+Status deviceParamsOf(strataComm_t comm, DeviceNodeParams* out) {
+  return loadDeviceParams(comm->config.deviceParamsFile, out);
+}
 
 }  // namespace strata::tools

@@ -14,6 +14,7 @@
 #include "kernels/plan/collective.h"
 #include "kernels/plan/cost.h"
 #include "kernels/plan/topology.h"
+#include "src/tuning/device_model.h"
 #include "src/tuning/tuner.h"
 
 namespace strata::tools {
@@ -34,6 +35,16 @@ Status planOf(strataComm_t comm, const CollectiveArgs& args, PlannedCall* out);
 
 // Every candidate for `args` as the tuner prices it with `costs` in place of the communicator's.
 std::vector<Candidate> candidatesUnder(strataComm_t comm, const CollectiveArgs& args, const LevelCosts& costs);
+
+// The last call, when it ran as a single-kernel peer collective: its algorithm and its schedule's
+// rounds and barriers. False when it did not.
+struct PeerCallInfo {
+  std::string algorithm;
+  double rounds = 0, barriers = 0;
+};
+bool lastPeerCall(strataComm_t comm, PeerCallInfo* out);
+// The device cost model's parameters the communicator uses (STRATA_DEVICE_PARAMS, or built-in).
+Status deviceParamsOf(strataComm_t comm, DeviceNodeParams* out);
 
 // Per-phase timings of the host calls that follow into `times` (nullptr stops).
 void recordPhases(strataComm_t comm, PhaseTimes* times);

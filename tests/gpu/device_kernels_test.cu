@@ -1,6 +1,8 @@
 // GPU tier, no MPI: the device kernels against their host twin (kernels/host), bit for bit, for
 // every type, op, input count, length (0, 1, odd, prime, large) and misalignment, in place and
 // reduce-copy; the copy, divide and check kernels; the block reduction. Skips without a device.
+// Inputs are allocations that end where the data ends, so under the simulator (which checks every
+// access against its allocation) a vector load past an input's end is an error.
 #include <gtest/gtest.h>
 #include <cstdlib>
 #include <cstring>
@@ -37,29 +39,33 @@ TEST(DeviceKernels, ReduceMatchesHostTwinBitForBit) {
   unsigned seed = 1;
   test::forEachReduceCase({0, 1, 7, 31, 1031, 65537}, {1, 2, 3, 5, 8, 16}, [&](DataType type, RedOp op, int n,
                                                                                 size_t count, int mode) -> bool {
-    const size_t es = dataTypeSize(type), misalign = mode == 0 ? 0 : es;
+    const size_t es = dataTypeSize(type), misalign = test::outputMisalignment(mode, es);
     std::vector<std::vector<uint8_t>> host(static_cast<size_t>(n));
     std::vector<DeviceBytes> dev;
     std::vector<const void*> hostPtrs(static_cast<size_t>(n)), devPtrs(static_cast<size_t>(n));
     for (int k = 0; k < n; ++k) {
       host[k] = randomValues(type, count, seed++);
-      std::vector<uint8_t> padded((count + 3) * es, 0);
+      std::vector<uint8_t> padded(test::inputMisalignment(mode, k, n, es) + count * es, 0);
       std::memcpy(padded.data() + test::inputMisalignment(mode, k, n, es), host[k].data(), host[k].size());
       dev.emplace_back(padded);
       hostPtrs[k] = host[k].data();
     }
     for (int k = 0; k < n; ++k) devPtrs[k] = dev[k].ptr(test::inputMisalignment(mode, k, n, es));
-    DeviceBytes out((count + 3) * es), copyOut((count + 3) * es);
+    DeviceBytes out(misalign + (count + 2) * es), copyOut(misalign + (count + 2) * es);
     std::vector<uint8_t> want(count * es);
     EXPECT_TRUE(hostComputeBackend().reduce(want.data(), hostPtrs.data(), n, count, type, op).ok());
-    EXPECT_TRUE(cuda::launchReduce(out.ptr(misalign), copyOut.ptr(misalign), devPtrs.data(), n, count, type, op, 0,
+    // Mode 3 puts the second output at another alignment than the first (written by a copy).
+    const size_t misalign2 = mode == 3 ? (misalign + es) % 16 : misalign;
+    EXPECT_TRUE(cuda::launchReduce(out.ptr(misalign), copyOut.ptr(misalign2), devPtrs.data(), n, count, type, op, 0,
                                    nullptr).ok());
     EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
     const std::vector<uint8_t> got = out.host(), got2 = copyOut.host();
     bool ok = std::memcmp(got.data() + misalign, want.data(), want.size()) == 0 &&
-              std::memcmp(got2.data() + misalign, want.data(), want.size()) == 0;
+              std::memcmp(got2.data() + misalign2, want.data(), want.size()) == 0;
     for (size_t b = 0; b < misalign; ++b) ok &= got[b] == 0xAB;
     for (size_t b = misalign + count * es; b < got.size(); ++b) ok &= got[b] == 0xAB;
+    for (size_t b = 0; b < misalign2; ++b) ok &= got2[b] == 0xAB;
+    for (size_t b = misalign2 + count * es; b < got2.size(); ++b) ok &= got2[b] == 0xAB;
     EXPECT_TRUE(ok) << dataTypeName(type) << " " << redOpName(op) << " n=" << n << " count=" << count
                     << " alignment mode " << mode << ": wrong values, or bytes written outside the outputs";
     return ok;

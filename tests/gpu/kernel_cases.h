@@ -36,16 +36,18 @@ inline std::vector<uint8_t> randomValues(DataType type, size_t count, unsigned s
 }
 
 // Calls f(type, op, inputs, count, mode) for every type, op, input count, length and alignment
-// mode. Modes: 0, every buffer 16-byte aligned (vectors only); 1, every buffer one element off (a
-// scalar head, then vectors); 2, the last input one element further off (no common alignment:
-// scalars only). Stops at the first case for which f returns false.
+// mode. Modes: 0, every buffer 16-byte aligned (aligned vectors only); 1, every buffer one element
+// off (a scalar head, then aligned vectors); 2, the last input one element further off (that input
+// is read through shifted granules); 3, every input at its own offset and the outputs at a third
+// (most inputs shifted). Stops at the first case for which f returns false.
+constexpr int kAlignmentModes = 4;
 template <typename F>
 void forEachReduceCase(std::initializer_list<size_t> counts, std::initializer_list<int> inputs, F&& f) {
   for (int t = 0; t < kNumDataTypes; ++t) {
     for (int o = 0; o < kNumRedOps; ++o) {
       for (int n : inputs) {
         for (size_t count : counts) {
-          for (int mode = 0; mode < 3; ++mode) {
+          for (int mode = 0; mode < kAlignmentModes; ++mode) {
             if (!f(static_cast<DataType>(t), static_cast<RedOp>(o), n, count, mode)) return;
           }
         }
@@ -56,7 +58,13 @@ void forEachReduceCase(std::initializer_list<size_t> counts, std::initializer_li
 
 // The byte offset of input k (of n) from a 16-byte boundary in `mode`, elements of `es` bytes.
 inline size_t inputMisalignment(int mode, int k, int n, size_t es) {
+  if (mode == 3) return (static_cast<size_t>(5 * k + 1) * es) % 16;
   return mode == 0 ? 0 : (1 + (mode == 2 && k == n - 1 ? 1 : 0)) * es;
+}
+// The outputs' byte offset from a 16-byte boundary in `mode`.
+inline size_t outputMisalignment(int mode, size_t es) {
+  if (mode == 3) return (3 * es) % 16;
+  return mode == 0 ? 0 : es;
 }
 
 }  // namespace strata::test

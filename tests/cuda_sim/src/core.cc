@@ -125,19 +125,21 @@ double secondsSinceStart() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - gStart).count();
 }
 
+namespace {
+using CounterField = std::atomic<unsigned long long> Counters::*;
+constexpr CounterField kCounterFields[] = {
+    &Counters::launches,       &Counters::kernelRead,        &Counters::kernelWritten,  &Counters::copies,
+    &Counters::h2d,            &Counters::d2h,               &Counters::d2d,            &Counters::h2h,
+    &Counters::kernelPeerRead, &Counters::kernelPeerWritten, &Counters::kernelHostRead, &Counters::kernelHostWritten,
+    &Counters::p2p};
+}  // namespace
+
 void Counters::add(const Counters& o) {
-  launches += o.launches.load();
-  kernelRead += o.kernelRead.load();
-  kernelWritten += o.kernelWritten.load();
-  copies += o.copies.load();
-  h2d += o.h2d.load();
-  d2h += o.d2h.load();
-  d2d += o.d2d.load();
-  h2h += o.h2h.load();
+  for (CounterField f : kCounterFields) this->*f += (o.*f).load();
 }
 
 void Counters::reset() {
-  for (auto* c : {&launches, &kernelRead, &kernelWritten, &copies, &h2d, &d2h, &d2d, &h2h}) c->store(0);
+  for (CounterField f : kCounterFields) (this->*f).store(0);
 }
 
 void Counters::to(cudaSimCounters* out) const {
@@ -149,6 +151,11 @@ void Counters::to(cudaSimCounters* out) const {
   out->bytesDeviceToHost = d2h.load();
   out->bytesDeviceToDevice = d2d.load();
   out->bytesHostToHost = h2h.load();
+  out->kernelBytesReadPeer = kernelPeerRead.load();
+  out->kernelBytesWrittenPeer = kernelPeerWritten.load();
+  out->kernelBytesReadHost = kernelHostRead.load();
+  out->kernelBytesWrittenHost = kernelHostWritten.load();
+  out->bytesPeerToPeer = p2p.load();
 }
 
 Counters& processCounters() {

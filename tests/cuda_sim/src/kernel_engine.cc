@@ -34,7 +34,8 @@ struct Launch {
   unsigned long long blocks = 0;
   std::atomic<unsigned long long> nextBlock{0};
   std::atomic<bool> aborted{false};
-  std::atomic<unsigned long long> bytesRead{0}, bytesWritten{0};
+  int device = 0;  // the GPU of the launch's stream
+  std::atomic<unsigned long long> bytesRead[kMemoryClasses] = {}, bytesWritten[kMemoryClasses] = {};
   // Helper threads that took this launch and have not finished with it.
   std::atomic<int> helpers{0};
 };
@@ -51,6 +52,7 @@ struct SimThread {
   enum State { kReady, kWaiting, kDone } state = kReady;
   const Barrier* waitingOn = nullptr;
   uint64_t waitGeneration = 0;
+  unsigned sleepNs = 0;  // in __nanosleep: how long it asked to sleep
 };
 
 struct BlockRun {
@@ -189,9 +191,14 @@ void runBlock(Engine& e, Launch& l, unsigned long long linearBlock) {
     t.ctx.block = &b;
     t.state = SimThread::kReady;
     t.sp = nullptr;  // started on first run
+    t.sleepNs = 0;
   }
   while (b.live > 0 && !b.faulted && !l.aborted) {
     bool progressed = false;
+    // When every thread that ran in a pass was in __nanosleep (a block polling a flag while its
+    // other threads wait at a barrier), the OS thread sleeps as asked instead of spinning.
+    bool onlySleepers = true;
+    unsigned shortestSleep = 100000;
     for (unsigned i = 0; i < b.count && !b.faulted; ++i) {
       SimThread& t = b.threads[i];
       if (t.state == SimThread::kDone) continue;
@@ -199,6 +206,8 @@ void runBlock(Engine& e, Launch& l, unsigned long long linearBlock) {
         if (t.waitingOn->generation == t.waitGeneration) continue;
         t.state = SimThread::kReady;
       }
+      if (t.sleepNs == 0) onlySleepers = false;
+      if (t.sleepNs != 0 && t.sleepNs < shortestSleep) shortestSleep = t.sleepNs;
       if (t.sp == nullptr) t.sp = prepareFiber(e.stacks + i * kStackBytes, kStackBytes, fiberMain, &b);
       b.current = &t;
       tls.thread = &t.ctx;
@@ -206,6 +215,7 @@ void runBlock(Engine& e, Launch& l, unsigned long long linearBlock) {
       tls.thread = nullptr;
       progressed = true;
     }
+    if (progressed && onlySleepers) std::this_thread::sleep_for(std::chrono::nanoseconds(std::max(1000u, shortestSleep)));
     if (!progressed && b.live > 0 && !b.faulted) {
       unsigned waiting = 0, firstWaiting = 0;
       for (unsigned i = 0; i < b.count; ++i) {
@@ -219,13 +229,16 @@ void runBlock(Engine& e, Launch& l, unsigned long long linearBlock) {
     }
   }
   tls.thread = nullptr;
-  l.bytesRead += tls.bytesRead;
-  l.bytesWritten += tls.bytesWritten;
-  tls.bytesRead = tls.bytesWritten = 0;
+  for (unsigned c = 0; c < kMemoryClasses; ++c) {
+    l.bytesRead[c] += tls.bytesRead[c];
+    l.bytesWritten[c] += tls.bytesWritten[c];
+    tls.bytesRead[c] = tls.bytesWritten[c] = 0;
+  }
 }
 
 void runBlocks(Launch& l) {
   Engine* e = nullptr;
+  tls.device = l.device;
   for (;;) {
     if (l.aborted) break;
     const unsigned long long i = l.nextBlock.fetch_add(1);
@@ -310,8 +323,11 @@ char* translateSlow(const void* p, size_t bytes, size_t align, bool write) {
     fault(cudaErrorIllegalAddress, what);
   }
   KernelTls& t = tls;
-  t.windows[t.nextWindow++ % 4] = AccessWindow{al.base, al.base + al.size, al.delta, generation};
-  (write ? t.bytesWritten : t.bytesRead) += bytes;
+  const unsigned where = al.kind == AllocKind::kPinnedHost || al.kind == AllocKind::kRegisteredHost ? kHostMemory
+                         : al.home == t.device                                                       ? kLocalMemory
+                                                                                                     : kPeerMemory;
+  t.windows[t.nextWindow++ % 4] = AccessWindow{al.base, al.base + al.size, al.delta, generation, where};
+  (write ? t.bytesWritten : t.bytesRead)[where] += bytes;
   return reinterpret_cast<char*>(static_cast<intptr_t>(a) + al.delta);
 }
 
@@ -363,7 +379,9 @@ void nanosleep(unsigned ns) {
     SimThread& t = *b.current;
     if (b.live > 1) {  // let the block's other threads run, then come back
       t.state = SimThread::kReady;
+      t.sleepNs = ns == 0 ? 1 : ns;
       suspend(b, t);
+      t.sleepNs = 0;
       return;
     }
   }
@@ -382,16 +400,22 @@ void runKernel(const LaunchSpec& spec, const std::function<void()>& body, CUstre
   l.spec = spec;
   l.body = &body;
   l.blocks = static_cast<unsigned long long>(spec.grid.x) * spec.grid.y * spec.grid.z;
+  l.device = stream->device;
   const int helpers = static_cast<int>(std::min<unsigned long long>(l.blocks - 1, options().blockThreads - 1));
   if (helpers > 0) helperPool().post(&l, helpers);
   runBlocks(l);
   if (helpers > 0) helperPool().finish(&l);
-  stream->counters.launches += 1;
-  stream->counters.kernelRead += l.bytesRead.load();
-  stream->counters.kernelWritten += l.bytesWritten.load();
-  processCounters().launches += 1;
-  processCounters().kernelRead += l.bytesRead.load();
-  processCounters().kernelWritten += l.bytesWritten.load();
+  for (Counters* c : {&stream->counters, &processCounters()}) {
+    c->launches += 1;
+    for (unsigned k = 0; k < kMemoryClasses; ++k) {
+      c->kernelRead += l.bytesRead[k].load();
+      c->kernelWritten += l.bytesWritten[k].load();
+    }
+    c->kernelPeerRead += l.bytesRead[kPeerMemory].load();
+    c->kernelPeerWritten += l.bytesWritten[kPeerMemory].load();
+    c->kernelHostRead += l.bytesRead[kHostMemory].load();
+    c->kernelHostWritten += l.bytesWritten[kHostMemory].load();
+  }
 }
 
 cudaError_t launch(const LaunchSpec& spec, std::function<void()> body) {

@@ -135,9 +135,11 @@ cudaError_t allocateDevice(void** p, size_t bytes) {
   }
   a.kind = AllocKind::kDevice;
   a.device = currentDevice();
+  a.home = a.device;
   a.id = table().nextId.fetch_add(1) | (static_cast<uint64_t>(getpid()) << 32);
   a.header->magic = kMagic;
   a.header->id = a.id;
+  a.header->device = a.device;
   new (&a.header->opens) std::atomic<int>(0);
   // Fresh device memory holds garbage on a GPU, not zeros: make reading it before writing visible.
   std::memset(a.backing, 0xA5, bytes);
@@ -274,6 +276,7 @@ cudaError_t ipcOpen(void** p, cudaIpcMemHandle_t handle) {
   }
   a.kind = AllocKind::kIpcImport;
   a.device = currentDevice();
+  a.home = a.header->device;
   a.id = body.id;
   a.header->opens.fetch_add(1);
   insert(a);

@@ -29,6 +29,7 @@ struct Side {
   char* backing = nullptr;
   bool device = false;
   bool pinned = false;  // page-locked host memory (cudaHostAlloc, cudaHostRegister)
+  int home = -1;        // device memory: the GPU it lives on
 };
 
 cudaError_t side(const void* p, size_t bytes, const char* which, const char* call, Side* out) {
@@ -36,6 +37,7 @@ cudaError_t side(const void* p, size_t bytes, const char* which, const char* cal
   if (findAllocation(p, &a)) {
     out->device = isDeviceKind(a.kind);
     out->pinned = !out->device;
+    out->home = a.home;
     if (reinterpret_cast<uintptr_t>(p) + bytes > a.base + a.size) {
       return fail(cudaErrorInvalidValue, "%s: the %s range [%p, +%zu) runs past the end of its %zu-byte allocation",
                   call, which, p, bytes, a.size);
@@ -47,8 +49,9 @@ cudaError_t side(const void* p, size_t bytes, const char* which, const char* cal
   return cudaSuccess;
 }
 
-void countCopy(Counters& c, bool dstDevice, bool srcDevice, size_t bytes) {
+void countCopy(Counters& c, bool dstDevice, bool srcDevice, size_t bytes, bool betweenGpus) {
   c.copies += 1;
+  if (betweenGpus) c.p2p += bytes;
   if (dstDevice && srcDevice) {
     c.d2d += bytes;
   } else if (dstDevice) {
@@ -100,13 +103,13 @@ cudaError_t copy(void* dst, const void* src, size_t bytes, cudaMemcpyKind kind, 
   if (pageableSrc && d.device) {
     staged = std::make_shared<std::vector<char>>(s.backing, s.backing + bytes);  // staged now, written later
   }
-  const bool dd = d.device, sd = s.device;
+  const bool dd = d.device, sd = s.device, p2p = d.device && s.device && d.home != s.home;
   char* to = d.backing;
   const char* from = staged ? staged->data() : s.backing;
-  op->run = [to, from, bytes, staged, st, dd, sd] {
+  op->run = [to, from, bytes, staged, st, dd, sd, p2p] {
     std::memmove(to, from, bytes);
-    countCopy(st->counters, dd, sd, bytes);
-    countCopy(processCounters(), dd, sd, bytes);
+    countCopy(st->counters, dd, sd, bytes, p2p);
+    countCopy(processCounters(), dd, sd, bytes, p2p);
   };
   uint64_t seq = 0;
   if (cudaError_t rc = enqueue(st, op, &seq, true); rc != cudaSuccess) return rc;

@@ -74,6 +74,7 @@ struct IpcHeader {
   uint64_t magic;
   uint64_t id;
   std::atomic<int> opens;  // processes that have it open through CUDA IPC now
+  int32_t device;          // the GPU whose memory it is
 };
 
 struct Allocation {
@@ -81,7 +82,8 @@ struct Allocation {
   size_t size = 0;      // bytes requested
   intptr_t delta = 0;   // backing address - device address
   AllocKind kind = AllocKind::kDevice;
-  int device = 0;
+  int device = 0;       // the device current when it was allocated or opened
+  int home = -1;        // device memory: the GPU it lives on (an IPC import: the exporter's); host: -1
   unsigned flags = 0;   // cudaHostAlloc flags
   int fd = -1;          // the shared-memory file (device memory)
   size_t mappedBytes = 0;
@@ -108,6 +110,7 @@ char* backingOf(const void* p, size_t bytes, bool* isDevice);
 // ---- Streams -----------------------------------------------------------------------------------
 struct Counters {
   std::atomic<unsigned long long> launches{0}, kernelRead{0}, kernelWritten{0}, copies{0}, h2d{0}, d2h{0}, d2d{0}, h2h{0};
+  std::atomic<unsigned long long> kernelPeerRead{0}, kernelPeerWritten{0}, kernelHostRead{0}, kernelHostWritten{0}, p2p{0};
   void add(const Counters& o);
   void reset();
   void to(cudaSimCounters* out) const;

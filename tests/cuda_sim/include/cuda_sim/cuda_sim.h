@@ -11,7 +11,10 @@ extern "C" {
 #endif
 
 /* Bytes and operations, per stream or per process. Kernel bytes are those the kernels' checked
- * global-memory accesses read and wrote; copy bytes are by direction (cudaMemcpy*, cudaMemset). */
+ * global-memory accesses read and wrote, in all; of them, those in another GPU's memory (a peer's,
+ * through CUDA IPC: what crosses NVLink) and those in pinned host memory (what crosses PCIe).
+ * Copy bytes are by direction (cudaMemcpy*, cudaMemset); device-to-device copies between two GPUs
+ * are also counted as peer-to-peer. */
 typedef struct {
   unsigned long long kernelLaunches;
   unsigned long long kernelBytesRead;
@@ -21,6 +24,11 @@ typedef struct {
   unsigned long long bytesDeviceToHost;
   unsigned long long bytesDeviceToDevice;
   unsigned long long bytesHostToHost;
+  unsigned long long kernelBytesReadPeer;
+  unsigned long long kernelBytesWrittenPeer;
+  unsigned long long kernelBytesReadHost;
+  unsigned long long kernelBytesWrittenHost;
+  unsigned long long bytesPeerToPeer;
 } cudaSimCounters;
 
 /* 1 in a process linked against the simulator (an application can tell it from a real GPU). */

@@ -40,21 +40,28 @@ struct ThreadContext {
   void* block;        // the scheduler's state of the block
 };
 
+// Where the memory a kernel touches lives, seen from the kernel's GPU: its own device memory, another
+// GPU's (a peer's, through CUDA IPC or peer access: the interconnect), or pinned host memory (PCIe).
+enum MemoryClass : unsigned { kLocalMemory = 0, kPeerMemory = 1, kHostMemory = 2, kMemoryClasses = 3 };
+
 // One recently used allocation: [begin, end) of device addresses, the offset to the memory
-// behind them, and the allocation table's generation it was looked up in.
+// behind them, the allocation table's generation it was looked up in, and its memory class.
 struct AccessWindow {
   uintptr_t begin = 0, end = 0;
   intptr_t delta = 0;
   uint64_t generation = 0;
+  unsigned where = kLocalMemory;
 };
 
-// Per OS thread: the simulated thread it runs now (null outside kernels), the access windows and
-// the byte counters of the current block (added to the launch's when the block ends).
+// Per OS thread: the simulated thread it runs now (null outside kernels), the device its kernel
+// runs on, the access windows and the byte counters of the current block per memory class (added
+// to the launch's when the block ends).
 struct KernelTls {
   ThreadContext* thread = nullptr;
+  int device = 0;
   AccessWindow windows[4];
   unsigned nextWindow = 0;
-  uint64_t bytesRead = 0, bytesWritten = 0;
+  uint64_t bytesRead[kMemoryClasses] = {}, bytesWritten[kMemoryClasses] = {};
 };
 // Initial-exec: every checked access reads it, and the simulator is always loaded with the program
 // (linked or preloaded, never dlopen'ed), so its thread-local block is static.
@@ -75,7 +82,7 @@ inline char* translate(const void* p, size_t bytes, size_t align, bool write) {
     const uint64_t gen = allocationGeneration.load(std::memory_order_relaxed);
     for (const AccessWindow& w : t.windows) {
       if (a >= w.begin && a + bytes <= w.end && w.generation == gen) {
-        (write ? t.bytesWritten : t.bytesRead) += bytes;
+        (write ? t.bytesWritten : t.bytesRead)[w.where] += bytes;
         return reinterpret_cast<char*>(static_cast<intptr_t>(a) + w.delta);
       }
     }
@@ -100,6 +107,13 @@ inline T loadVolatile(const volatile T* p) {
   static_assert(sizeof(T) <= 8 && std::is_trivially_copyable_v<T>);
   const T* q = reinterpret_cast<const T*>(translate(const_cast<const T*>(p), sizeof(T), alignof(T), false));
   return __atomic_load_n(q, __ATOMIC_ACQUIRE);
+}
+// A store another agent polls for (a flag): not reordered before the stores that precede it.
+template <typename T>
+inline void storeVolatile(volatile T* p, T v) {
+  static_assert(sizeof(T) <= 8 && std::is_trivially_copyable_v<T>);
+  T* q = reinterpret_cast<T*>(translate(const_cast<const T*>(p), sizeof(T), alignof(T), true));
+  __atomic_store_n(q, v, __ATOMIC_RELEASE);
 }
 
 // Barriers and warp exchange among the fibers of the current block (kernel_engine.cc).

@@ -1,0 +1,136 @@
+#include "intra_node/peer_node.h"
+
+#include <cstring>
+#include <vector>
+
+#include "kernels/cuda/cuda_check.h"
+#include "kernels/cuda/cuda_compute.h"
+
+namespace strata {
+namespace {
+
+// Host-mapped words: the abort word, then the kernels' status words.
+constexpr size_t kAbortWord = 0;
+constexpr size_t kStatusWords = 1;
+
+struct PciAddress {
+  int32_t domain = 0, bus = 0, device = 0;
+  bool operator==(const PciAddress& o) const { return domain == o.domain && bus == o.bus && device == o.device; }
+};
+
+Status myPciAddress(PciAddress* out) {
+  int device = 0;
+  STRATA_CHECK_CUDA(cudaGetDevice(&device));
+  STRATA_CHECK_CUDA(cudaDeviceGetAttribute(&out->domain, cudaDevAttrPciDomainId, device));
+  STRATA_CHECK_CUDA(cudaDeviceGetAttribute(&out->bus, cudaDevAttrPciBusId, device));
+  STRATA_CHECK_CUDA(cudaDeviceGetAttribute(&out->device, cudaDevAttrPciDeviceId, device));
+  return Status::Ok();
+}
+
+}  // namespace
+
+PeerNodeTeam::~PeerNodeTeam() {
+  if (last_ != nullptr) cudaEventDestroy(last_);
+  if (hostWords_ != nullptr) cudaFreeHost(hostWords_);
+}
+
+Status PeerNodeTeam::setUp(NodeTeam& team, size_t halfBytes, double timeoutSeconds,
+                           std::unique_ptr<PeerNodeTeam>* out) {
+  out->reset();
+  STRATA_REQUIRE(team.size() <= cuda::kMaxPeerRanks, strataInvalidUsage,
+                 "peer collectives serve nodes of at most %d ranks (this one has %d)", cuda::kMaxPeerRanks, team.size());
+  // One GPU per member, or none of it: every member sees the same addresses, so all decide alike.
+  struct Entry {
+    PciAddress pci;
+    int32_t ok;
+  };
+  Entry mine{};
+  mine.ok = myPciAddress(&mine.pci).ok() ? 1 : 0;
+  std::vector<Entry> all(static_cast<size_t>(team.size()));
+  STRATA_CHECK(team.exchange(&mine, sizeof mine, all.data(), timeoutSeconds));
+  for (size_t i = 0; i < all.size(); ++i) {
+    if (all[i].ok != 1) return Status::Ok();
+    for (size_t j = 0; j < i; ++j) {
+      if (all[i].pci == all[j].pci) return Status::Ok();  // two members share a GPU
+    }
+  }
+  std::unique_ptr<PeerNodeTeam> p(new PeerNodeTeam);
+  const size_t half = halfBytes / 16 * 16;
+  STRATA_CHECK(DeviceSlots::setUp(team, cuda::kPeerSignalBytes + half, timeoutSeconds, &p->slots_));
+  void* words = nullptr;
+  STRATA_CHECK_CUDA(cudaHostAlloc(&words, 64, cudaHostAllocMapped));
+  p->hostWords_ = static_cast<uint32_t*>(words);
+  std::memset(words, 0, 64);
+  void* deviceWords = nullptr;
+  STRATA_CHECK_CUDA(cudaHostGetDevicePointer(&deviceWords, words, 0));
+  STRATA_CHECK_CUDA(cudaEventCreateWithFlags(&p->last_, cudaEventDisableTiming));
+  cuda::PeerNode& n = p->node_;
+  const std::vector<char*>& bases = p->slots_->bases();
+  for (int j = 0; j < team.size(); ++j) {
+    n.signals[j] = reinterpret_cast<uint32_t*>(bases[static_cast<size_t>(j)]);
+    n.halves[j] = bases[static_cast<size_t>(j)] + cuda::kPeerSignalBytes;
+  }
+  n.halfBytes = half;
+  n.halfStride = p->slots_->slotBytes();
+  n.ranks = team.size();
+  n.me = team.me();
+  n.abortWord = static_cast<const volatile uint32_t*>(deviceWords) + kAbortWord;
+  n.status = static_cast<uint32_t*>(deviceWords) + kStatusWords;
+  n.timeoutNs = static_cast<unsigned long long>(timeoutSeconds * 1e9);
+  *out = std::move(p);
+  return Status::Ok();
+}
+
+Status PeerNodeTeam::kernelStatus() const {
+  const volatile uint32_t* s = hostWords_ + kStatusWords;
+  switch (s[cuda::kPeerStatusCode]) {
+    case cuda::kPeerOk: return Status::Ok();
+    case cuda::kPeerTimedOut:
+      return makeStatus(strataTimeout,
+                        "a peer collective kernel timed out after %.0f s: its block %u waited for node member %u at "
+                        "barrier %u (that member's kernel never reached it)",
+                        static_cast<double>(node_.timeoutNs) * 1e-9, s[cuda::kPeerStatusBlock],
+                        s[cuda::kPeerStatusMember], s[cuda::kPeerStatusBarrier]);
+    default: return makeStatus(strataInternalError, "peer collective kernel status %u", s[cuda::kPeerStatusCode]);
+  }
+}
+
+void PeerNodeTeam::abort() { static_cast<volatile uint32_t*>(hostWords_)[kAbortWord] = 1; }
+
+Status PeerNodeTeam::run(cuda::PeerCall call, DataType type, RedOp op, cudaStream_t stream) {
+  STRATA_CHECK(kernelStatus());
+  call.barriers = barriers_;
+  call.rounds = rounds_;
+  const cuda::PeerSchedule s = cuda::peerSchedule(node_, call, dataTypeSize(type));
+  lastSchedule_ = s;
+  if (s.rounds == 0) return Status::Ok();
+  if (launched_) STRATA_CHECK_CUDA(cudaStreamWaitEvent(stream, last_, 0));
+  STRATA_CHECK(cuda::launchPeerCollective(node_, call, type, op, stream));
+  STRATA_CHECK_CUDA(cudaEventRecord(last_, stream));
+  launched_ = true;
+  barriers_ += s.barriers;
+  rounds_ += s.rounds;
+  return Status::Ok();
+}
+
+Status PeerNodeTeam::release(NodeTeam* team, double timeoutSeconds, bool abandon) {
+  Status status;
+  if (launched_) {
+    // The last kernel may still read and signal the peers' buffers: it ends before they are
+    // unmapped. After an abort it returns at its next poll; if it does not end in time, nothing is
+    // unmapped or freed (a leak is better than a kernel writing into memory that went away).
+    WaitPolicy policy;
+    policy.timeoutSeconds = timeoutSeconds;
+    const Status done = waitForEvent(last_, policy, "the last peer collective kernel");
+    if (!done.ok()) {
+      (void)slots_.release();  // leaked on purpose: its destructor would unmap and free
+      hostWords_ = nullptr;
+      return done;
+    }
+  }
+  if (slots_ != nullptr) status.update(slots_->release(team, timeoutSeconds, abandon));
+  slots_.reset();
+  return status;
+}
+
+}  // namespace strata

@@ -1,0 +1,58 @@
+// PeerNodeTeam: what a member needs to run the node's peer collectives (kernels/cuda/peer_collectives.h)
+// on its own stream: every member's peer buffer mapped over CUDA IPC (a signal area and two
+// halves), the host-mapped abort and status words the kernels read and write, and the counters of
+// barriers and rounds the members advance alike, call after call.
+//
+// Only for a node whose members each have their own GPU: setUp() exchanges the members' PCI
+// addresses and declines (no error, `*out` left empty) when two share one, because a kernel of one
+// process must never wait for another process's kernel on the same GPU (time-slicing may not run
+// them at once).
+//
+// Calls on different streams are ordered: each launch waits for the previous one's completion
+// event, so a half is never refilled while the previous call's kernel may still read it.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <memory>
+#include <string>
+
+#include "intra_node/device_slots.h"
+#include "intra_node/node_team.h"
+#include "kernels/cuda/peer_collectives.h"
+
+namespace strata {
+
+class PeerNodeTeam {
+ public:
+  ~PeerNodeTeam();
+  // Collective over the team. `halfBytes`: each half's capacity (rounded down to 16 bytes).
+  static Status setUp(NodeTeam& team, size_t halfBytes, double timeoutSeconds, std::unique_ptr<PeerNodeTeam>* out);
+
+  // Enqueues one call on `stream`. An error from an earlier kernel (its timeout) is returned first.
+  Status run(cuda::PeerCall call, DataType type, RedOp op, cudaStream_t stream);
+  // The error a kernel reported through the status words (a timeout names the block, the member and
+  // the barrier), or Ok.
+  Status kernelStatus() const;
+  // strataCommAbort: kernels waiting at a barrier return at their next poll.
+  void abort();
+
+  const cuda::PeerNode& node() const { return node_; }
+  // The schedule of the last call (rounds and barriers: the device cost model's latency terms).
+  const cuda::PeerSchedule& lastSchedule() const { return lastSchedule_; }
+  // Unmaps the peers' buffers, meets the team, frees this member's (see DeviceSlots::release).
+  Status release(NodeTeam* team, double timeoutSeconds, bool abandon);
+
+ private:
+  PeerNodeTeam() = default;
+  std::unique_ptr<DeviceSlots> slots_;
+  cuda::PeerNode node_;
+  uint32_t* hostWords_ = nullptr;  // pinned and mapped: [0] abort, then the status words
+  uint32_t barriers_ = 0;
+  uint64_t rounds_ = 0;
+  cudaEvent_t last_ = nullptr;  // the previous call's completion
+  cuda::PeerSchedule lastSchedule_;
+  bool launched_ = false;
+};
+
+}  // namespace strata
