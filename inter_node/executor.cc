@@ -88,16 +88,24 @@ Status Executor::run(const Plan& plan, const Bindings& bind, const ExecContext& 
       if (!s.ok()) return s.withContext(contextText(plan, ctx));
     }
   }
-  // Device runs start the pipeline afresh (a previous run may have left its last copies to the
-  // device in it, with markers of that run); host runs never use it.
-  if (ctx.device != nullptr) staging_.begin(pool, ctx.staging, ctx.maxMessageBytes, ctx.device, ctx.comm);
-
-  Waiter waiter(ctx.wait);  // reads the clock only once something has to be waited for
-  ctx_ = &ctx;
   if (ctx.phaseTimes != nullptr) {
     runStart_ = Clock::now();
     stepStart_.assign(n, 0.0);
   }
+  // Device runs start the pipeline afresh (a previous run may have left its last copies to the
+  // device in it, with markers of that run); host runs never use it.
+  if (ctx.device != nullptr) {
+    staging_.begin(pool, ctx.staging, ctx.maxMessageBytes, ctx.device, ctx.comm);
+    timeline_ = ctx.phaseTimes != nullptr ? &ctx.phaseTimes->staging : nullptr;
+    staging_.timeStages(timeline_, runStart_);
+    chunkReducer_.assign(n, kNoStep);
+    chunkSource_.assign(n, kNoStep);
+    unreduced_.clear();
+    reduceTimes_.clear();
+  }
+
+  Waiter waiter(ctx.wait);  // reads the clock only once something has to be waited for
+  ctx_ = &ctx;
   size_t nodeOpHead = 0;
   while (done_ < n) {
     // Post every ready message and run every ready local step first; a node op blocks until the

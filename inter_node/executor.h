@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <chrono>
 #include <cstdint>
+#include <deque>
 #include <string>
 #include <vector>
 
@@ -53,6 +54,7 @@ struct PhaseTimes {
     double start = 0, end = 0;  // seconds since the run began
   };
   std::vector<Phase> phases;  // in order of first start
+  StageTimeline staging;      // runs on device buffers: every staged chunk's stages
   void record(const char* label, double start, double end);
 };
 
@@ -94,6 +96,15 @@ class Executor {
   Status postMessage(const Plan& plan, StepId id, const Bindings& bind, const ExecContext& ctx, char* ptr);
   Status pollDevice(const Plan& plan, const Bindings& bind, const ExecContext& ctx, bool* progressed);
   Status finishDevice(const Plan& plan, const ExecContext& ctx);
+  // Staged receives reduced chunk by chunk as they land (inter_node/executor_device.cc).
+  StepId chunkReducerOf(const Plan& plan, StepId recv, size_t chunkBytes, size_t elem) const;
+  Status reduceLandedChunks(const Plan& plan, const Bindings& bind);
+  Status reduceChunk(const Plan& plan, StepId id, const StagingPipeline::Landed& chunk, const Bindings& bind);
+  // With a timeline: the reduction of `bytes` enqueued on the compute queue since `begin` was
+  // recorded.
+  Status timeReduce(DeviceMarker begin, size_t bytes);
+  Status markReduceStart(DeviceMarker* begin);
+  Status pollReduceTimes(bool flush);
   // Called while a node op waits for its team: keeps this rank's messages moving.
   static void progressDuringNodeOp(void* self);
   Status failPending(const Plan& plan, const Bindings& bind, const ExecContext& ctx, Status why);
@@ -112,6 +123,17 @@ class Executor {
   std::vector<int8_t> markerQueue_;    // the device queue it was recorded on
   StagingPipeline staging_;           // staged messages (no device-aware MPI)
   std::vector<StagingPipeline::Completed> stagedDone_;
+  std::vector<StagingPipeline::Landed> landed_;  // the last poll's
+  std::vector<StepId> chunkReducer_;  // per staged receive: the reduction that takes its chunks as they land
+  std::vector<StepId> chunkSource_;   // per reduction: the receive whose chunks it has begun to take
+  std::vector<StagingPipeline::Landed> unreduced_;  // landed chunks of receives with a chunk reducer
+  struct TimedReduce {
+    DeviceMarker begin, end;
+    double started;
+    size_t bytes;
+  };
+  std::deque<TimedReduce> reduceTimes_;  // with a timeline: reductions not yet seen to finish
+  StageTimeline* timeline_ = nullptr;
   std::vector<StepId> gated_;         // device-aware MPI steps waiting for their inputs
   // The run in progress, for progressDuringNodeOp.
   const Plan* plan_ = nullptr;

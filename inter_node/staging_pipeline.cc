@@ -23,6 +23,16 @@ size_t stagingChunkBytes(size_t bytes, size_t slotBytes) {
   return std::min(std::max(chunk, size_t{64} << 10), slotBytes);
 }
 
+const char* StageTimeline::name(int stage) {
+  switch (stage) {
+    case kToHost: return "to-host";
+    case kNetwork: return "network";
+    case kToDevice: return "to-device";
+    case kReduce: return "reduce";
+  }
+  return "?";
+}
+
 void StagingPipeline::begin(char* memory, const StagingPool& pool, size_t maxMessageBytes, DeviceRuntime* dev,
                             MPI_Comm comm) {
   memory_ = memory;
@@ -30,6 +40,7 @@ void StagingPipeline::begin(char* memory, const StagingPool& pool, size_t maxMes
   maxMessageBytes_ = maxMessageBytes;
   dev_ = dev;
   comm_ = comm;
+  timeline_ = nullptr;
   messages_.clear();
   freeSend_.clear();
   freeRecv_.clear();
@@ -46,13 +57,46 @@ void StagingPipeline::begin(char* memory, const StagingPool& pool, size_t maxMes
   landing_.clear();
 }
 
+void StagingPipeline::timeStages(StageTimeline* timeline, std::chrono::steady_clock::time_point origin) {
+  timeline_ = timeline;
+  origin_ = origin;
+}
+
+double StagingPipeline::now() const {
+  return timeline_ == nullptr ? 0.0
+                              : std::chrono::duration<double>(std::chrono::steady_clock::now() - origin_).count();
+}
+
+void StagingPipeline::recordStage(int stage, double start, size_t bytes) {
+  if (timeline_ != nullptr) timeline_->intervals[stage].push_back({start, now(), bytes});
+}
+
+size_t StagingPipeline::chunkBytes(size_t bytes) const {
+  return std::min(pool_.fixedChunks ? pool_.slotBytes : stagingChunkBytes(bytes, pool_.slotBytes), maxMessageBytes_);
+}
+
 void StagingPipeline::addSend(StepId step, const char* src, size_t bytes, int peer, int tag) {
   Message m{};
   m.step = step;
   m.device = const_cast<char*>(src);
   m.bytes = bytes;
-  m.chunk = std::min(pool_.fixedChunks ? pool_.slotBytes : stagingChunkBytes(bytes, pool_.slotBytes), maxMessageBytes_);
-  m.chunks = bytes == 0 ? 1 : static_cast<uint32_t>((bytes + m.chunk - 1) / m.chunk);
+  m.chunk = chunkBytes(bytes);
+  // The first chunks ramp up from kFirstChunk, doubling, so the first one lands (and the stages
+  // after it start) after a short transfer; from the first that would reach m.chunk, all are
+  // m.chunk long. A fixed chunk (STRATA_STAGE_CHUNK) does not ramp.
+  m.ramp = 0;
+  m.rampBytes = 0;
+  while (!pool_.fixedChunks && (kFirstChunk << m.ramp) < m.chunk && m.rampBytes < bytes) {
+    m.rampBytes += kFirstChunk << m.ramp;
+    ++m.ramp;
+  }
+  if (bytes == 0) {
+    m.chunks = 1;
+  } else if (bytes <= m.rampBytes) {
+    m.chunks = m.ramp;
+  } else {
+    m.chunks = m.ramp + static_cast<uint32_t>((bytes - m.rampBytes + m.chunk - 1) / m.chunk);
+  }
   m.left = m.chunks;
   m.peer = peer;
   m.tag = tag;
@@ -68,17 +112,23 @@ void StagingPipeline::addRecv(StepId step, char* dst, size_t bytes, int peer, in
   receiving_.push_back(static_cast<uint32_t>(messages_.size() - 1));
 }
 
-size_t StagingPipeline::chunkLength(const Message& m, uint32_t index) const {
-  const size_t off = static_cast<size_t>(index) * m.chunk;
-  return std::min(m.chunk, m.bytes - std::min(m.bytes, off));
+size_t StagingPipeline::chunkOffset(const Message& m, uint32_t index) const {
+  if (index < m.ramp) return kFirstChunk * ((size_t{1} << index) - 1);
+  return m.rampBytes + static_cast<size_t>(index - m.ramp) * m.chunk;
 }
 
-Status StagingPipeline::poll(bool* progressed, std::vector<Completed>* completed) {
+size_t StagingPipeline::chunkLength(const Message& m, uint32_t index) const {
+  const size_t off = chunkOffset(m, index);
+  const size_t full = index < m.ramp ? kFirstChunk << index : m.chunk;
+  return std::min(full, m.bytes - std::min(m.bytes, off));
+}
+
+Status StagingPipeline::poll(bool* progressed, std::vector<Landed>* landed, std::vector<Completed>* completed) {
   STRATA_CHECK(freeLandedSlots(progressed));
   STRATA_CHECK(postCopiedSends(progressed));
   STRATA_CHECK(startSendCopies(progressed));
   STRATA_CHECK(matchArrivedChunks(progressed));
-  return testRequests(progressed, completed);
+  return testRequests(progressed, landed, completed);
 }
 
 // Send chunks take free send slots in the order their messages became ready.
@@ -88,7 +138,8 @@ Status StagingPipeline::startSendCopies(bool* progressed) {
     Message& m = messages_[mi];
     Chunk c{mi, m.nextChunk, freeSend_.back()};
     freeSend_.pop_back();
-    const size_t off = static_cast<size_t>(c.index) * m.chunk;
+    c.started = now();
+    const size_t off = chunkOffset(m, c.index);
     STRATA_CHECK(dev_->copyAsync(DeviceQueue::kToHost, slotMemory(c.slot), m.device + off, chunkLength(m, c.index)));
     STRATA_CHECK(dev_->record(DeviceQueue::kToHost, &c.marker));
     copying_.push_back(c);
@@ -98,21 +149,33 @@ Status StagingPipeline::startSendCopies(bool* progressed) {
   return Status::Ok();
 }
 
-// Chunks whose copy to the host completed go on the wire (the to-host queue completes in order).
+// Chunks whose copy to the host completed go on the wire (the to-host queue completes in order),
+// at most kChunksOnWire of one message at a time: the receiver's first chunk then lands after about
+// one chunk's transfer instead of sharing the link with the whole pool's, so the stages after it
+// start sooner, and two in flight keep a link busy (its bandwidth times its latency is far below a
+// chunk). Copied chunks wait in their slots; chunks of one message go out in order.
 Status StagingPipeline::postCopiedSends(bool* progressed) {
-  while (!copying_.empty()) {
-    const Chunk& c = copying_.front();
-    bool copied = false;
-    STRATA_CHECK(dev_->query(c.marker, &copied));
-    if (!copied) break;
-    const Message& m = messages_[c.message];
+  for (size_t k = 0; k < copying_.size();) {
+    Chunk& c = copying_[k];
+    if (!c.copied) {
+      STRATA_CHECK(dev_->query(c.marker, &c.copied));
+      if (!c.copied) break;
+      recordStage(StageTimeline::kToHost, c.started, chunkLength(messages_[c.message], c.index));
+    }
+    Message& m = messages_[c.message];
+    if (m.onWire >= kChunksOnWire) {
+      ++k;
+      continue;
+    }
+    c.started = now();
     MPI_Request req = MPI_REQUEST_NULL;
     const int rc = MPI_Isend(slotMemory(c.slot), static_cast<int>(chunkLength(m, c.index)), MPI_BYTE, m.peer, m.tag,
                              comm_, &req);
     if (rc != MPI_SUCCESS) return mpiError("MPI_Isend", rc, STRATA_WHERE);
+    ++m.onWire;
     requests_.push_back(req);
     requestChunk_.push_back(c);
-    copying_.pop_front();
+    copying_.erase(copying_.begin() + static_cast<std::ptrdiff_t>(k));
     *progressed = true;
   }
   return Status::Ok();
@@ -133,6 +196,7 @@ Status StagingPipeline::matchArrivedChunks(bool* progressed) {
     }
     Chunk c{receiving_[k], m.nextChunk, freeRecv_.back()};
     freeRecv_.pop_back();
+    c.started = now();
     MPI_Request req = MPI_REQUEST_NULL;
     rc = MPI_Imrecv(slotMemory(c.slot), static_cast<int>(chunkLength(m, c.index)), MPI_BYTE, &handle, &req);
     if (rc != MPI_SUCCESS) return mpiError("MPI_Imrecv", rc, STRATA_WHERE);
@@ -144,7 +208,8 @@ Status StagingPipeline::matchArrivedChunks(bool* progressed) {
   return Status::Ok();
 }
 
-Status StagingPipeline::testRequests(bool* progressed, std::vector<Completed>* completed) {
+Status StagingPipeline::testRequests(bool* progressed, std::vector<Landed>* landed,
+                                     std::vector<Completed>* completed) {
   if (requests_.empty()) return Status::Ok();
   completedIndices_.resize(requests_.size());
   int outcount = 0;
@@ -156,16 +221,21 @@ Status StagingPipeline::testRequests(bool* progressed, std::vector<Completed>* c
   for (int k = 0; k < outcount; ++k) {
     Chunk& c = requestChunk_[static_cast<size_t>(completedIndices_[static_cast<size_t>(k)])];
     Message& m = messages_[c.message];
+    recordStage(StageTimeline::kNetwork, c.started, chunkLength(m, c.index));
     if (m.send) {
       freeSend_.push_back(c.slot);
+      --m.onWire;
       if (--m.left == 0) completed->push_back({m.step, kNoMarker});
       continue;
     }
     // Arrived: copy it to the device; the slot is free once the copy completes.
-    const size_t off = static_cast<size_t>(c.index) * m.chunk;
-    STRATA_CHECK(dev_->copyAsync(DeviceQueue::kToDevice, m.device + off, slotMemory(c.slot), chunkLength(m, c.index)));
+    const size_t off = chunkOffset(m, c.index);
+    const size_t len = chunkLength(m, c.index);
+    c.started = now();
+    STRATA_CHECK(dev_->copyAsync(DeviceQueue::kToDevice, m.device + off, slotMemory(c.slot), len));
     STRATA_CHECK(dev_->record(DeviceQueue::kToDevice, &c.marker));
     landing_.push_back(c);
+    landed->push_back({m.step, off, len, c.marker});
     // Chunks may complete out of order; the queue is in order, so the last copy enqueued covers all.
     if (--m.left == 0) completed->push_back({m.step, c.marker});
   }
@@ -186,11 +256,18 @@ Status StagingPipeline::freeLandedSlots(bool* progressed) {
     bool landed = false;
     STRATA_CHECK(dev_->query(landing_.front().marker, &landed));
     if (!landed) break;
+    const Chunk& c = landing_.front();
+    recordStage(StageTimeline::kToDevice, c.started, chunkLength(messages_[c.message], c.index));
     freeRecv_.push_back(landing_.front().slot);
     landing_.pop_front();
     *progressed = true;
   }
   return Status::Ok();
+}
+
+Status StagingPipeline::drained() {
+  bool progressed = false;
+  return freeLandedSlots(&progressed);
 }
 
 bool StagingPipeline::idle() const {

@@ -3,11 +3,13 @@
 // buffers"; 002, "Pipelining").
 //
 // A send's chunks each take a free send slot, are copied device-to-host on the to-host queue and
-// are sent as soon as their copy completes; the slot is free again when the send completes. A
-// receive's chunks each take a free receive slot only once the chunk has arrived (MPI_Improbe,
-// then MPI_Imrecv into the slot) and are copied host-to-device on the to-device queue; the slot is
-// free again when that copy completes. Chunk k+1 is copied while chunk k is on the wire and while
-// the compute queue reduces what arrived before.
+// are sent once their copy completes, at most kChunksOnWire of one message at a time; the slot is
+// free again when the send completes. A receive's chunks each take a free receive slot only once
+// the chunk has arrived (MPI_Improbe, then MPI_Imrecv into the slot) and are copied host-to-device
+// on the to-device queue; the slot is free again when that copy completes. Each landed chunk is
+// reported (poll's `landed`), so the executor can reduce it behind its copy while later chunks are
+// still on the wire: the copy of chunk k+1, the transfer of chunk k and the reduction of chunk k-1
+// overlap. A message's first chunks ramp up from kFirstChunk, doubling, to its steady chunk size.
 //
 // Why a fixed pool cannot deadlock: a receive slot holds only data already on this host, and
 // frees by local device work alone, so a chunk a receiver has started to receive always lands. A
@@ -19,6 +21,7 @@
 
 #include <mpi.h>
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
@@ -52,11 +55,33 @@ struct StagingPool {
 // message into the same chunks.
 size_t stagingChunkBytes(size_t bytes, size_t slotBytes);
 
+// The stages staged chunks pass through, for strata-perf --phases --mem device: each interval runs
+// from the host enqueuing or posting one chunk's work to the host seeing it complete, in seconds
+// since the run began. The network interval of a send runs from MPI_Isend to its completion, of a
+// receive from matching the arrived chunk to its completion; the reduce intervals are the
+// executor's (a chunk's share of a reduction, or a whole reduction step).
+struct StageTimeline {
+  enum Stage : int { kToHost = 0, kNetwork = 1, kToDevice = 2, kReduce = 3 };
+  static constexpr int kStages = 4;
+  static const char* name(int stage);
+  struct Interval {
+    double start, end;
+    size_t bytes;
+  };
+  std::vector<Interval> intervals[kStages];
+  size_t chunkReductions = 0;  // reductions of one landed chunk (the executor's)
+};
+
 class StagingPipeline {
  public:
   // Start of a run: the pool's memory (pinned, `pool.bytes()` long) and the device queues it copies
   // on; no chunk is longer than maxMessageBytes.
   void begin(char* memory, const StagingPool& pool, size_t maxMessageBytes, DeviceRuntime* dev, MPI_Comm comm);
+  // Records every chunk's stages into `timeline` (null: none), in seconds since `origin`.
+  void timeStages(StageTimeline* timeline, std::chrono::steady_clock::time_point origin);
+
+  // The chunk length a message of `bytes` is cut into (the same on both ends).
+  size_t chunkBytes(size_t bytes) const;
 
   // A ready send of `bytes` from device memory `src`; its device inputs are ordered before the
   // to-host queue already.
@@ -69,10 +94,21 @@ class StagingPipeline {
     StepId step;
     DeviceMarker marker;  // a receive: its last copy to the device (kNoMarker for a send)
   };
-  // Moves every chunk as far as it goes without waiting; appends the steps whose every chunk is
-  // done (a send: sent; a receive: copied to the device, behind `marker`).
-  Status poll(bool* progressed, std::vector<Completed>* completed);
+  // One chunk of a receive whose copy to the device has been enqueued: bytes [offset, +bytes) of
+  // the step's destination are there once `marker` completes.
+  struct Landed {
+    StepId step;
+    size_t offset, bytes;
+    DeviceMarker marker;
+  };
+  // Moves every chunk as far as it goes without waiting; appends the receive chunks now on their
+  // way to the device (in the order of their copies), and the steps whose every chunk is done (a
+  // send: sent; a receive: copied to the device, behind `marker`).
+  Status poll(bool* progressed, std::vector<Landed>* landed, std::vector<Completed>* completed);
 
+  // After the device queues have drained: the last copies to the device seen to complete (their
+  // slots free again, their timeline intervals closed).
+  Status drained();
   // Nothing staged is in flight.
   bool idle() const;
   // The oldest step still in the pipeline (kNoStep when idle), for timeout messages.
@@ -86,10 +122,13 @@ class StagingPipeline {
     StepId step;
     char* device;  // the device side: source of a send, destination of a receive
     size_t bytes;
-    size_t chunk;
+    size_t chunk;       // the steady chunk length
+    size_t rampBytes;   // bytes in the first `ramp` chunks: kFirstChunk, twice that, ...
+    uint32_t ramp;
     uint32_t chunks;
     uint32_t nextChunk = 0;  // the next chunk to take a slot (send) or to be matched (receive)
     uint32_t left;           // chunks not yet done
+    uint32_t onWire = 0;     // a send's chunks posted to MPI and not yet complete
     int peer, tag;
     bool send;
   };
@@ -98,13 +137,20 @@ class StagingPipeline {
     uint32_t index;
     int slot;
     DeviceMarker marker = kNoMarker;  // the chunk's copy
+    double started = 0;               // its current stage's start (with a timeline)
+    bool copied = false;              // a send chunk: its copy to the host has completed
   };
+  static constexpr uint32_t kChunksOnWire = 2;  // per message (postCopiedSends)
+  static constexpr size_t kFirstChunk = size_t{64} << 10;  // the ramp's first chunk (addSend)
   char* slotMemory(int slot) const { return memory_ + static_cast<size_t>(slot) * pool_.slotBytes; }
+  size_t chunkOffset(const Message& m, uint32_t index) const;
   size_t chunkLength(const Message& m, uint32_t index) const;
   Status startSendCopies(bool* progressed);
   Status postCopiedSends(bool* progressed);
   Status matchArrivedChunks(bool* progressed);
-  Status testRequests(bool* progressed, std::vector<Completed>* completed);
+  Status testRequests(bool* progressed, std::vector<Landed>* landed, std::vector<Completed>* completed);
+  double now() const;
+  void recordStage(int stage, double start, size_t bytes);
   Status freeLandedSlots(bool* progressed);
 
   char* memory_ = nullptr;
@@ -112,6 +158,8 @@ class StagingPipeline {
   size_t maxMessageBytes_ = 0;
   DeviceRuntime* dev_ = nullptr;
   MPI_Comm comm_ = MPI_COMM_NULL;
+  StageTimeline* timeline_ = nullptr;
+  std::chrono::steady_clock::time_point origin_;
   std::vector<Message> messages_;
   std::vector<int> freeSend_, freeRecv_;  // free slot numbers
   std::deque<uint32_t> sendQueue_;        // messages with chunks waiting for a send slot, in order

@@ -52,7 +52,12 @@ void* deviceAlloc(size_t bytes) {
 }
 void deviceFree(void* p) { cudaFree(p); }
 void copyToDevice(void* dst, const void* src, size_t bytes) {
-  if (bytes) check(cudaMemcpy(dst, src, bytes, cudaMemcpyHostToDevice), "cudaMemcpy to device");
+  if (bytes == 0) return;
+  check(cudaMemcpy(dst, src, bytes, cudaMemcpyHostToDevice), "cudaMemcpy to device");
+  // From pageable memory cudaMemcpy returns once the source is staged, before the device is
+  // written, and the calls run on a non-blocking stream that does not wait for the legacy one: wait
+  // for the copy to land (without this, in-place checks read the previous call's data).
+  check(cudaDeviceSynchronize(), "cudaDeviceSynchronize after a copy to the device");
 }
 void copyToHost(void* dst, const void* src, size_t bytes) {
   if (bytes) check(cudaMemcpy(dst, src, bytes, cudaMemcpyDeviceToHost), "cudaMemcpy to host");

@@ -86,6 +86,7 @@ void printRow(const Row& r) {
     for (const auto& [label, us] : r.phases) std::printf(" %s %.2f;", label.empty() ? "local" : label.c_str(), us);
     std::printf("\n");
   }
+  printStages(r.stages);
   std::fflush(stdout);
 }
 

@@ -10,6 +10,7 @@
 
 #include "perf/collective_descriptors.h"
 #include "perf/options.h"
+#include "perf/stage_timeline.h"
 
 namespace strata::perf {
 
@@ -25,6 +26,7 @@ struct Row {
   bool supported = true;
   std::string why;
   std::vector<std::pair<std::string, double>> phases;  // out of place, median us of the slowest rank
+  StageSummary stages;  // --phases --mem device: the staged chunks' timeline
   // --mem device on the CUDA simulator: what one out-of-place call moved on the busiest rank, and
   // when it ran as a peer collective, its schedule's barriers (the device model's inputs).
   bool counted = false;

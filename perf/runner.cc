@@ -203,7 +203,10 @@ std::vector<Row> Runner::measureSize(const std::vector<std::pair<std::string, st
     }
     for (size_t v = 0; v < nv; ++v) {
       if (!rows[v].supported) continue;
-      if (!phaseRuns[v].empty()) rows[v].phases = phaseMedians(phaseRuns[v]);
+      if (!phaseRuns[v].empty()) {
+        rows[v].phases = phaseMedians(phaseRuns[v]);
+        if (device) rows[v].stages = medianStages(phaseRuns[v]);
+      }
       const double t = medianOfSlowest(times[v]);
       rows[v].time[ip] = t * 1e6;
       rows[v].algbw[ip] = t > 0 ? static_cast<double>(s.reportedBytes) / t / 1e9 : 0;

@@ -66,8 +66,9 @@ class DevicePath {
 
 namespace {
 
+// `phases`: the instrumentation the caller had set when it made the call (strata-perf --phases).
 Status runPlan(strataComm* comm, DevicePath& path, const CachedPlan& cached, const void* send, void* recv,
-               unsigned long long seq) {
+               unsigned long long seq, PhaseTimes* phases) {
   const Plan& plan = cached.plan;
   Bindings bind;
   bind.send = send;
@@ -84,7 +85,7 @@ Status runPlan(strataComm* comm, DevicePath& path, const CachedPlan& cached, con
   ctx.nodeOps = comm->deviceNodeTeam ? comm->nodeTeam.get() : nullptr;
   ctx.collective = collectiveName(cached.args.coll);
   ctx.seq = seq;
-  ctx.phaseTimes = path.async ? nullptr : comm->phaseTimes;
+  ctx.phaseTimes = phases;
   ctx.device = path.queues.get();
   ctx.deviceAwareMpi = path.awareMpi;
   ctx.staging = path.staging;
@@ -301,9 +302,9 @@ Status enqueueOnStream(strataComm* comm, DevicePath& path, std::shared_ptr<Cache
   if (ready == nullptr) STRATA_CHECK_CUDA(cudaEventCreateWithFlags(&ready, cudaEventDisableTiming));
   STRATA_CHECK_CUDA(cudaEventRecord(ready, stream));
   ProgressThread::Job job;
-  job.run = [comm, &path, cached = std::move(cached), send, recv, seq, ready]() {
+  job.run = [comm, &path, cached = std::move(cached), send, recv, seq, ready, phases = comm->phaseTimes]() {
     Status s = waitForEvent(ready, comm->wait, "the work queued before it on the caller's stream");
-    if (s.ok()) s = runPlan(comm, path, *cached, send, recv, seq);
+    if (s.ok()) s = runPlan(comm, path, *cached, send, recv, seq, phases);
     if (!s.ok()) s.withContext(strformat("%s #%llu", collectiveName(cached->args.coll), seq));
     return s;
   };
@@ -360,7 +361,7 @@ Status runDeviceCollective(strataComm* comm, const CollectiveArgs& args, const v
   if (path->async) return enqueueOnStream(comm, *path, std::move(cached), send, recv, seq, stream);
   allocating.unlock();
   STRATA_CHECK(waitForStreamWork(stream, comm->wait));
-  s = runPlan(comm, *path, *cached, send, recv, seq);
+  s = runPlan(comm, *path, *cached, send, recv, seq, comm->phaseTimes);
   if (!s.ok() && s.code() != strataInvalidArgument && s.code() != strataInvalidUsage) comm->fatal = s;
   return s;
 #else

@@ -66,6 +66,18 @@ def demangle(names):
     return {n: (out[i] if i < len(out) and out[i] else n) for i, n in enumerate(names)}
 
 
+def strip_parameters(name):
+    """A demangled function name without its parameter list (the parenthesised tail)."""
+    if not name.endswith(")"):
+        return name
+    depth = 0
+    for i in range(len(name) - 1, -1, -1):
+        depth += {")": 1, "(": -1}.get(name[i], 0)
+        if depth == 0:
+            return name[:i]
+    return name
+
+
 def resource_usage(obj):
     """{mangled kernel: {REG, SHARED, LOCAL, STACK}} from cuobjdump --dump-resource-usage."""
     usage, current = {}, None
@@ -193,8 +205,8 @@ def main():
         names = demangle(sorted(usage))
         for mangled in sorted(usage):
             u, name = usage[mangled], names[mangled]
-            short = re.sub(r"^(?:void )?strata::cuda::", "", name)
-            short = re.sub(r"strata::cuda::|\(.*\)$", "", short)
+            short = strip_parameters(name.replace("(anonymous namespace)::", ""))
+            short = re.sub(r"^(?:void )?|strata::cuda::", "", short)
             kernels += 1
             blocks = resident_blocks(u, threads)
             loops = vector_loops(sass.get(mangled, []))

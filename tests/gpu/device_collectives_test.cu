@@ -6,16 +6,20 @@
 #include <gtest/gtest.h>
 #include <mpi.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
 
+#include "inter_node/executor.h"
 #include "kernels/cuda/cuda_kernels.h"
 #include "kernels/cuda/device_api.cuh"
 #include "tests/reference/reference.h"
 #include "tests/gpu/device_buffer.h"
+#include "src/core/introspection.h"
 #include "tests/mpi/mpi_test_util.h"
 
 #if defined(STRATA_CUDA_SIM)
@@ -381,6 +385,51 @@ TEST_F(DeviceCollectives, PeerCollectivesMoveTheLowerBound) {
 
 // strataCommAbort with a collective queued that cannot complete (no other rank joins it): the
 // caller's stream is released, within the bound, instead of waiting forever.
+// Staged lanes (virtual nodes, MPI not device-aware): every staged chunk crosses the host link
+// once each way and the network once, in chunks (never a whole buffer), and the results are right
+// whether a reduction takes its received chunks as they land or after the last one. The timeline
+// is strata-perf --phases' (inter_node/staging_pipeline.h).
+TEST_F(DeviceCollectives, StagedChunksCrossEachLinkOnce) {
+  strataComm_t comm = commFor(testShape(), "");
+  ASSERT_NE(comm, nullptr);
+  cudaStream_t stream = nullptr;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
+  const struct {
+    Coll c;
+    size_t n;
+  } cases[] = {{Coll::kAllReduce, 300007}, {Coll::kReduceScatter, 100003}, {Coll::kAllGather, 70001}};
+  double staged = 0, chunkReductions = 0;
+  for (const auto& k : cases) {
+    PhaseTimes times;
+    tools::recordPhases(comm, &times);
+    const std::string error = runOnDevice(comm, k.c, strataFloat32, strataSum, k.n, 0, 29, stream);
+    tools::recordPhases(comm, nullptr);
+    EXPECT_EQ(error, "") << collName(k.c) << " n=" << k.n;
+    const StageTimeline& t = times.staging;
+    double bytes[StageTimeline::kStages] = {};
+    size_t largest = 0;
+    for (int st = 0; st < StageTimeline::kStages; ++st) {
+      for (const StageTimeline::Interval& iv : t.intervals[st]) {
+        bytes[st] += static_cast<double>(iv.bytes);
+        if (st != StageTimeline::kReduce) largest = std::max(largest, iv.bytes);
+        EXPECT_LE(iv.start, iv.end);
+      }
+    }
+    EXPECT_EQ(bytes[StageTimeline::kToHost] + bytes[StageTimeline::kToDevice], bytes[StageTimeline::kNetwork])
+        << collName(k.c) << ": every chunk crosses the host link once and the network once";
+    EXPECT_LE(largest, size_t{2} << 20) << collName(k.c) << ": a chunk longer than the pool's slots";
+    staged += bytes[StageTimeline::kNetwork];
+    chunkReductions += static_cast<double>(t.chunkReductions);
+  }
+  double all[2] = {staged, chunkReductions}, sum[2];
+  MPI_Allreduce(all, sum, 2, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+  if (worldRank() == 0) {
+    std::printf("[ staged  ] %.0f bytes over the network, %.0f reductions of landed chunks (all ranks)\n", sum[0],
+                sum[1]);
+  }
+  cudaStreamDestroy(stream);
+}
+
 TEST_F(DeviceCollectives, AbortWithWorkPendingReleasesTheStream) {
   if (worldSize() < 2) GTEST_SKIP() << "needs ranks that do not join the collective";
   const char* sync = std::getenv("STRATA_DEVICE_SYNC");

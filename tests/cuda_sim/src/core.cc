@@ -51,6 +51,7 @@ const Options& options() {
     r.blockThreads = static_cast<int>(envNumber("CUDA_SIM_BLOCK_THREADS", 2));
     if (r.blockThreads < 1) r.blockThreads = 1;
     r.syncTimeout = envNumber("CUDA_SIM_SYNC_TIMEOUT", 300);
+    r.hostCopyGBps = envNumber("CUDA_SIM_HOST_COPY_GBPS", 0);
     const char* v = std::getenv("CUDA_SIM_VIOLATIONS");
     r.warnOnViolation = v != nullptr && std::strcmp(v, "warn") == 0;
     return r;

@@ -1,7 +1,9 @@
 // CUDA runtime entry points, with CUDA's signatures (from cuda_runtime_api.h) and the semantics
 // its documentation states. Device properties are those of an H100 SXM5 80 GB.
+#include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <thread>
 #include <vector>
 
 #include "sim.h"
@@ -106,10 +108,17 @@ cudaError_t copy(void* dst, const void* src, size_t bytes, cudaMemcpyKind kind, 
   const bool dd = d.device, sd = s.device, p2p = d.device && s.device && d.home != s.home;
   char* to = d.backing;
   const char* from = staged ? staged->data() : s.backing;
-  op->run = [to, from, bytes, staged, st, dd, sd, p2p] {
+  // Between host and device, at most CUDA_SIM_HOST_COPY_GBPS (a PCIe link's pace) when set.
+  const double gbps = dd != sd ? options().hostCopyGBps : 0.0;
+  op->run = [to, from, bytes, staged, st, dd, sd, p2p, gbps] {
+    const auto start = std::chrono::steady_clock::now();
     std::memmove(to, from, bytes);
     countCopy(st->counters, dd, sd, bytes, p2p);
     countCopy(processCounters(), dd, sd, bytes, p2p);
+    if (gbps > 0) {
+      std::this_thread::sleep_until(start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                                std::chrono::duration<double>(static_cast<double>(bytes) / (gbps * 1e9))));
+    }
   };
   uint64_t seq = 0;
   if (cudaError_t rc = enqueue(st, op, &seq, true); rc != cudaSuccess) return rc;

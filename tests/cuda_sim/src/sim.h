@@ -42,6 +42,7 @@ struct Options {
   int blockThreads = 2;          // CUDA_SIM_BLOCK_THREADS: OS threads that run a kernel's blocks
   double syncTimeout = 300;      // CUDA_SIM_SYNC_TIMEOUT: bound on a host wait, then a diagnosis
   bool warnOnViolation = false;  // CUDA_SIM_VIOLATIONS=warn: a broken CUDA rule is reported, not fatal
+  double hostCopyGBps = 0;       // CUDA_SIM_HOST_COPY_GBPS: host<->device copies take at least bytes / this
 };
 const Options& options();
 
