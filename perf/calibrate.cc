@@ -16,11 +16,11 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <map>
 #include <string>
-#include <cstdio>
 #include <vector>
 
 #include "inter_node/algorithms/algorithm.h"
@@ -295,8 +295,19 @@ int calibrate(const std::string& path, int iters, int warmup) {
     if (!s.ok()) {
       std::fprintf(stderr, "strata-perf --calibrate: %s\n", s.message().c_str());
       rc = 1;
+    } else if (std::FILE* f = std::fopen(path.c_str(), "a"); f == nullptr) {
+      std::fprintf(stderr, "strata-perf --calibrate: cannot append to %s\n", path.c_str());
+      rc = 1;
     } else {
-      std::printf("# cost parameters written to %s (use: STRATA_TOPO_FILE=%s)\n#\n", path.c_str(), path.c_str());
+      // The machine it was measured on, for strata-model (perf/machine_model.h; the library skips
+      // these keys): the NICs are not measured, so none is modelled.
+      std::fprintf(f,
+                   "# the machine measured, for strata-model: %s\nmachine.nodes %d\nmachine.ranks_per_node %d\n"
+                   "machine.ranks_per_host %d\n",
+                   topo.shapeText().c_str(), nodes, topo.maxNodeSize(), tools::hostProcessesOf(world));
+      std::fclose(f);
+      std::printf("# cost parameters written to %s (use: STRATA_TOPO_FILE=%s, or strata-model --machine %s)\n#\n",
+                  path.c_str(), path.c_str(), path.c_str());
     }
   }
   MPI_Bcast(&rc, 1, MPI_INT, 0, MPI_COMM_WORLD);

@@ -13,6 +13,9 @@ struct LinkCost {
   double alpha = 2e-6;        // seconds per message
   double beta = 1.0 / 4e9;    // seconds per byte moved
   double gamma = 1.0 / 4e9;   // seconds per byte reduced (per input)
+  // The node level: bytes a node step moves per round, each round paying alpha (the host
+  // segment's 256 KiB slots; a GPU node's peer buffers are larger).
+  double roundBytes = 256 << 10;
 };
 
 // Memory hierarchy: a host moves and reduces data that fits its last-level cache faster than data

@@ -5,13 +5,9 @@
 
 namespace strata {
 
-namespace {
-
-// Rounds of a node op that puts `shared` bytes per member through a 256 KiB slot (the segment
-// grows to that size for large ops).
-double rounds(double shared) { return std::max(1.0, std::ceil(shared / double(256 << 10))); }
-
-}  // namespace
+double nodeOpRounds(double sharedBytes, const LinkCost& c) {
+  return std::max(1.0, std::ceil(sharedBytes / std::max(c.roundBytes, 1.0)));
+}
 
 // Every node op is priced by what its busiest member does: beta for each byte it copies into its
 // slot and for each byte it writes into its own buffers (a copy out of a peer's slot, or a
@@ -21,34 +17,49 @@ double rounds(double shared) { return std::max(1.0, std::ceil(shared / double(25
 double nodeReduceScatterCost(double m, int n, const LinkCost& c) {
   if (n <= 1) return c.beta * m;
   const double shared = m * (n - 1) / n;
-  return rounds(shared) * c.alpha + c.beta * (shared + m / n) + c.gamma * m;
+  return nodeOpRounds(shared, c) * c.alpha + c.beta * (shared + m / n) + c.gamma * m;
 }
 double nodeAllGatherCost(double m, int n, const LinkCost& c) {
   if (n <= 1) return 0;
-  return rounds(m / n) * c.alpha + c.beta * (m / n + m * (n - 1) / n);
+  return nodeOpRounds(m / n, c) * c.alpha + c.beta * (m / n + m * (n - 1) / n);
 }
 double nodeBroadcastCost(double m, int n, const LinkCost& c) {
   if (n <= 1) return c.beta * m;
-  return rounds(m) * c.alpha + 2 * c.beta * m;
+  return nodeOpRounds(m, c) * c.alpha + 2 * c.beta * m;
 }
 double nodeReduceCost(double m, int n, const LinkCost& c) {
   if (n <= 1) return c.beta * m;
-  return rounds(m) * c.alpha + 2 * c.beta * m + c.gamma * m * n;
+  return nodeOpRounds(m, c) * c.alpha + 2 * c.beta * m + c.gamma * m * n;
 }
 double nodeAllReduceCost(double m, int n, const LinkCost& c) { return nodeReduceCost(m, n, c); }
 double nodeGatherCost(double m, int n, const LinkCost& c) {
   if (n <= 1) return c.beta * m;
-  return rounds(m / n) * c.alpha + c.beta * (m / n + m * (n - 1) / n);
+  return nodeOpRounds(m / n, c) * c.alpha + c.beta * (m / n + m * (n - 1) / n);
 }
 double nodeAllToAllCost(double m, int n, const LinkCost& c) {
   if (n <= 1) return c.beta * m;
   const double shared = m * (n - 1) / n;
-  return rounds(shared) * c.alpha + 2 * c.beta * shared + c.beta * m / n;
+  return nodeOpRounds(shared, c) * c.alpha + 2 * c.beta * shared + c.beta * m / n;
 }
 double nodeScanCost(double m, int n, const LinkCost& c) {
   if (n <= 1) return c.beta * m;
-  return rounds(m) * c.alpha + 2 * c.beta * m + c.gamma * m * n;
+  return nodeOpRounds(m, c) * c.alpha + 2 * c.beta * m + c.gamma * m * n;
 }
 double nodeBarrierCost(int n, const LinkCost& c) { return n <= 1 ? 0 : c.alpha; }
+
+double nodeOpMemberCost(const NodeOpDesc& d, size_t elemSize, const LinkCost& c) {
+  const double es = static_cast<double>(elemSize);
+  const size_t me = static_cast<size_t>(d.me);
+  double shared = 0, written = 0, reduced = 0;
+  for (size_t i = 0; me < d.writeCounts.size() && i < d.writeCounts[me].size(); ++i) {
+    if (d.writeShared[me][i]) shared += static_cast<double>(d.writeCounts[me][i]) * es;
+  }
+  for (const NodeRead& r : d.reads) {
+    const double bytes = static_cast<double>(r.dst.count) * es;
+    written += bytes;
+    if (r.sources.size() > 1) reduced += bytes * static_cast<double>(r.sources.size());
+  }
+  return nodeOpRounds(shared, c) * c.alpha + c.beta * (shared + written) + c.gamma * reduced;
+}
 
 }  // namespace strata

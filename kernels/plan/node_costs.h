@@ -3,7 +3,10 @@
 // (hierarchy/) and the tuner (src/tuning/) price every step that runs inside a node.
 #pragma once
 
+#include <cstddef>
+
 #include "kernels/plan/cost.h"
+#include "kernels/plan/plan.h"
 
 namespace strata {
 
@@ -20,5 +23,13 @@ double nodeGatherCost(double m, int n, const LinkCost& c);   // also scatter
 double nodeAllToAllCost(double m, int n, const LinkCost& c);  // m: one member's send bytes
 double nodeScanCost(double m, int n, const LinkCost& c);
 double nodeBarrierCost(int n, const LinkCost& c);
+
+// Rounds of a node op that puts `sharedBytes` per member through slots of c.roundBytes.
+double nodeOpRounds(double sharedBytes, const LinkCost& c);
+// The share of a node op of the member whose plan holds `d` (d.me), priced from the description by
+// the accounting of the formulas above: alpha per round, beta per byte it puts into its slot and
+// per byte it writes into its buffers, gamma per input byte of its reductions (strata-model's plan
+// timing, perf/plan_timing.h).
+double nodeOpMemberCost(const NodeOpDesc& d, size_t elemSize, const LinkCost& c);
 
 }  // namespace strata

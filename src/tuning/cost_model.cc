@@ -124,6 +124,7 @@ Status loadCostParams(const std::string& path, CostParams* out) {
     if (!(fields >> key >> value) || !(value >= 0)) {
       return makeStatus(strataInvalidArgument, "%s:%d: expected 'key value', got '%s'", path.c_str(), lineNo, line.c_str());
     }
+    if (key.rfind("machine.", 0) == 0) continue;  // strata-model's machine (perf/machine_model.h)
     if (key == "cache_bytes") {
       p.cacheBytes = value;
       continue;
@@ -148,6 +149,7 @@ Status loadCostParams(const std::string& path, CostParams* out) {
     if (level && field == "alpha") level->alpha = value;
     else if (level && field == "beta") level->beta = value;
     else if (level && field == "gamma") level->gamma = value;
+    else if (level && field == "round_bytes" && value >= 1) level->roundBytes = value;
     else if (level && field == "beta_mem") mem->betaMem = value;
     else if (level && field == "gamma_mem") mem->gammaMem = value;
     else return makeStatus(strataInvalidArgument, "%s:%d: unknown key '%s'", path.c_str(), lineNo, key.c_str());

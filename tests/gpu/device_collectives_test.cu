@@ -383,8 +383,6 @@ TEST_F(DeviceCollectives, PeerCollectivesMoveTheLowerBound) {
 #endif
 }
 
-// strataCommAbort with a collective queued that cannot complete (no other rank joins it): the
-// caller's stream is released, within the bound, instead of waiting forever.
 // Staged lanes (virtual nodes, MPI not device-aware): every staged chunk crosses the host link
 // once each way and the network once, in chunks (never a whole buffer), and the results are right
 // whether a reduction takes its received chunks as they land or after the last one. The timeline
@@ -430,6 +428,8 @@ TEST_F(DeviceCollectives, StagedChunksCrossEachLinkOnce) {
   cudaStreamDestroy(stream);
 }
 
+// strataCommAbort with a collective queued that cannot complete (no other rank joins it): the
+// caller's stream is released, within the bound, instead of waiting forever.
 TEST_F(DeviceCollectives, AbortWithWorkPendingReleasesTheStream) {
   if (worldSize() < 2) GTEST_SKIP() << "needs ranks that do not join the collective";
   const char* sync = std::getenv("STRATA_DEVICE_SYNC");

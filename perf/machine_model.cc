@@ -1,0 +1,58 @@
+#include "perf/machine_model.h"
+
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+#include "kernels/plan/selection.h"
+
+namespace strata::perf {
+
+Machine Machine::forCall(const CollectiveArgs& args) const {
+  Machine c = *this;
+  const int host = ranksPerHost > 0 ? ranksPerHost : ranksPerNode;
+  const LevelCosts blended = costs.forWorkingSet(host * rankWorkingSetBytes(selectionArgs(args)));
+  static_cast<LevelCosts&>(c.costs) = blended;
+  c.costs.flatMem = c.costs.nodeMem = c.costs.laneMem = MemoryCosts{};
+  return c;
+}
+
+Status loadMachine(const std::string& path, Machine* out) {
+  Machine m;
+  STRATA_CHECK(loadCostParams(path, &m.costs));
+  std::ifstream in(path);
+  std::string line;
+  int lineNo = 0;
+  while (std::getline(in, line)) {
+    ++lineNo;
+    std::istringstream fields(line);
+    std::string key;
+    double value = 0;
+    if (line.empty() || line[0] == '#' || !(fields >> key >> value) || key.rfind("machine.", 0) != 0) continue;
+    const std::string field = key.substr(8);
+    const bool whole = value == std::floor(value) && value >= 1 && value <= 1e7;
+    if (field == "nodes" && whole) m.nodes = static_cast<int>(value);
+    else if (field == "ranks_per_node" && whole) m.ranksPerNode = static_cast<int>(value);
+    else if (field == "nics_per_node" && whole) m.nicsPerNode = static_cast<int>(value);
+    else if (field == "nic_bandwidth") m.nicBandwidth = value;
+    else if (field == "eager_bytes") m.eagerBytes = value;
+    else if (field == "ranks_per_host" && whole) m.ranksPerHost = static_cast<int>(value);
+    else return makeStatus(strataInvalidArgument, "%s:%d: unknown or invalid machine key '%s'", path.c_str(), lineNo, line.c_str());
+  }
+  m.source = path;
+  STRATA_CHECK(checkMachine(m));
+  *out = m;
+  return Status::Ok();
+}
+
+Status checkMachine(const Machine& m) {
+  STRATA_REQUIRE(m.nodes >= 1 && m.ranksPerNode >= 1, strataInvalidArgument, "a machine needs at least one node of one rank");
+  STRATA_REQUIRE(static_cast<double>(m.nodes) * m.ranksPerNode <= 1 << 20, strataInvalidArgument,
+                 "%d x %d ranks: at most 2^20", m.nodes, m.ranksPerNode);
+  STRATA_REQUIRE(m.nicsPerNode >= 1 && m.nicsPerNode <= m.ranksPerNode, strataInvalidArgument,
+                 "machine.nics_per_node %d: between 1 and ranks_per_node (%d)", m.nicsPerNode, m.ranksPerNode);
+  STRATA_REQUIRE(m.nicBandwidth >= 0 && m.eagerBytes >= 0, strataInvalidArgument, "negative NIC bandwidth or eager size");
+  return Status::Ok();
+}
+
+}  // namespace strata::perf

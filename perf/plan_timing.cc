@@ -1,0 +1,312 @@
+#include "perf/plan_timing.h"
+
+#include <algorithm>
+#include <deque>
+#include <map>
+#include <queue>
+#include <tuple>
+#include <unordered_map>
+
+#include "hierarchy/composition.h"
+#include "inter_node/algorithms/algorithm.h"
+#include "kernels/plan/node_costs.h"
+#include "kernels/plan/plan_builder.h"
+#include "kernels/plan/selection.h"
+#include "kernels/plan/topology.h"
+#include "src/core/collective_runner.h"
+
+namespace strata::perf {
+namespace {
+
+struct Event {
+  double time;
+  uint64_t seq;  // equal times in the order they were scheduled
+  int rank;
+  StepId step;
+  bool operator>(const Event& o) const { return time != o.time ? time > o.time : seq > o.seq; }
+};
+
+// One (source, destination, tag) channel: MPI matches its sends and receives in order.
+struct Channel {
+  struct Send {
+    StepId step;
+    double posted;
+    double arrival;  // < 0: rendezvous, waiting for its receive
+  };
+  struct Recv {
+    StepId step;
+    double posted;
+  };
+  std::deque<Send> sends;
+  std::deque<Recv> recvs;
+};
+
+struct RankRun {
+  const Plan* plan = nullptr;
+  std::vector<uint32_t> remaining;
+  std::vector<double> readyAt;
+  double busyUntil = 0;  // its local steps run one at a time
+  size_t done = 0;
+  std::map<std::vector<int>, int> nodeOps;  // per team: node ops entered
+};
+
+class Timeline {
+ public:
+  Timeline(const std::vector<Plan>& plans, const Machine& m, size_t elemSize)
+      : plans_(plans), m_(m), es_(elemSize), local_(static_cast<const LevelCosts&>(m.costs).flat) {
+    const size_t nics = static_cast<size_t>(m.nodes) * static_cast<size_t>(m.nicsPerNode);
+    txFree_.assign(nics, 0.0);
+    rxFree_.assign(nics, 0.0);
+    txBusy_.assign(nics, 0.0);
+    rxBusy_.assign(nics, 0.0);
+  }
+
+  Status run(PlanTiming* out) {
+    const int p = static_cast<int>(plans_.size());
+    ranks_.resize(plans_.size());
+    for (int r = 0; r < p; ++r) {
+      RankRun& rr = ranks_[static_cast<size_t>(r)];
+      rr.plan = &plans_[static_cast<size_t>(r)];
+      const size_t n = rr.plan->size();
+      rr.remaining.resize(n);
+      rr.readyAt.assign(n, 0.0);
+      for (StepId s = 0; s < n; ++s) {
+        rr.remaining[s] = rr.plan->steps[s].depCount;
+        if (rr.remaining[s] == 0) push(0.0, r, s);
+      }
+      out->steps += n;
+    }
+    while (!events_.empty()) {
+      const Event e = events_.top();
+      events_.pop();
+      STRATA_CHECK(start(e.rank, e.step, e.time));
+    }
+    for (int r = 0; r < p; ++r) {
+      const RankRun& rr = ranks_[static_cast<size_t>(r)];
+      STRATA_REQUIRE(rr.done == rr.plan->size(), strataInternalError,
+                     "rank %d finished %zu of its %zu steps: its plan waits for a message or node op that never comes", r,
+                     rr.done, rr.plan->size());
+      out->seconds = std::max(out->seconds, finish_);
+    }
+    out->messages = messages_;
+    out->networkMessages = networkMessages_;
+    for (size_t k = 0; k < txBusy_.size(); ++k) out->busiestNic = std::max({out->busiestNic, txBusy_[k], rxBusy_[k]});
+    return Status::Ok();
+  }
+
+ private:
+  void push(double t, int rank, StepId s) { events_.push(Event{t, seq_++, rank, s}); }
+  int nodeOf(int r) const { return r / m_.ranksPerNode; }
+
+  void finishStep(int r, StepId s, double t) {
+    RankRun& rr = ranks_[static_cast<size_t>(r)];
+    ++rr.done;
+    finish_ = std::max(finish_, t);
+    const Plan& plan = *rr.plan;
+    for (uint32_t k = plan.succBegin[s]; k < plan.succBegin[s + 1]; ++k) {
+      const StepId next = plan.succ[k];
+      rr.readyAt[next] = std::max(rr.readyAt[next], t);
+      if (--rr.remaining[next] == 0) push(rr.readyAt[next], r, next);
+    }
+  }
+
+  // The time a message of `bytes` from `src` to `dst` that leaves at `t` arrives.
+  double transfer(int src, int dst, double bytes, double t) {
+    ++messages_;
+    if (nodeOf(src) == nodeOf(dst)) return t + m_.costs.flat.alpha + bytes * m_.costs.flat.beta;
+    ++networkMessages_;
+    const LinkCost& lane = m_.costs.lane;
+    double arrival = t + lane.alpha + bytes * lane.beta;
+    if (m_.nicBandwidth > 0) {
+      const size_t tx = static_cast<size_t>(nodeOf(src)) * static_cast<size_t>(m_.nicsPerNode) +
+                        static_cast<size_t>(m_.nicOf(src % m_.ranksPerNode));
+      const size_t rx = static_cast<size_t>(nodeOf(dst)) * static_cast<size_t>(m_.nicsPerNode) +
+                        static_cast<size_t>(m_.nicOf(dst % m_.ranksPerNode));
+      const double wire = bytes / m_.nicBandwidth;
+      const double begin = std::max({t, txFree_[tx], rxFree_[rx]});
+      txFree_[tx] = rxFree_[rx] = begin + wire;
+      txBusy_[tx] += wire;
+      rxBusy_[rx] += wire;
+      arrival = std::max(arrival, begin + wire + lane.alpha);
+    }
+    return arrival;
+  }
+
+  Channel& channel(int src, int dst, int tag) { return channels_[std::make_tuple(src, dst, tag)]; }
+
+  Status start(int r, StepId s, double t) {
+    RankRun& rr = ranks_[static_cast<size_t>(r)];
+    const Step& st = rr.plan->steps[s];
+    const double es = static_cast<double>(es_);
+    switch (st.kind) {
+      case StepKind::kReduce:
+      case StepKind::kCopy:
+      case StepKind::kDivide: {
+        const double bytes = static_cast<double>(st.dst.count) * es;
+        double d = 0;
+        if (st.kind == StepKind::kReduce) d = local_.gamma * bytes * std::max<double>(1, st.inputCount - 1.0);
+        else if (st.kind == StepKind::kCopy) d = m_.costs.node.beta * bytes;
+        else d = local_.gamma * bytes;
+        const double begin = std::max(t, rr.busyUntil);
+        rr.busyUntil = begin + d;
+        finishStep(r, s, begin + d);
+        return Status::Ok();
+      }
+      case StepKind::kSend: {
+        const double bytes = static_cast<double>(st.src.count) * es;
+        Channel& c = channel(r, st.peer, st.tag);
+        if (!c.recvs.empty()) {
+          const Channel::Recv rv = c.recvs.front();
+          c.recvs.pop_front();
+          const double arrival = transfer(r, st.peer, bytes, t);
+          finishStep(r, s, arrival);
+          finishStep(st.peer, rv.step, arrival);
+        } else if (bytes <= m_.eagerBytes) {
+          const double arrival = transfer(r, st.peer, bytes, t);
+          c.sends.push_back({s, t, arrival});
+          finishStep(r, s, arrival);
+        } else {
+          c.sends.push_back({s, t, -1.0});
+        }
+        return Status::Ok();
+      }
+      case StepKind::kRecv: {
+        Channel& c = channel(st.peer, r, st.tag);
+        if (c.sends.empty()) {
+          c.recvs.push_back({s, t});
+          return Status::Ok();
+        }
+        const Channel::Send sd = c.sends.front();
+        c.sends.pop_front();
+        if (sd.arrival >= 0) {  // eager: already on its way
+          finishStep(r, s, std::max(t, sd.arrival));
+        } else {
+          const double arrival = transfer(st.peer, r, static_cast<double>(st.dst.count) * es, t);
+          finishStep(st.peer, sd.step, arrival);
+          finishStep(r, s, arrival);
+        }
+        return Status::Ok();
+      }
+      case StepKind::kNodeOp: {
+        const NodeOpDesc& d = rr.plan->nodeOps[st.nodeOp];
+        const int k = rr.nodeOps[d.members]++;
+        Meeting& mt = meetings_[{d.members, k}];
+        mt.arrived.push_back({r, s});
+        mt.begin = std::max({mt.begin, t, rr.busyUntil});
+        mt.length = std::max(mt.length, nodeOpMemberCost(d, es_, m_.costs.node));
+        if (mt.arrived.size() < d.members.size()) return Status::Ok();
+        const double end = mt.begin + mt.length;
+        for (const auto& [member, step] : mt.arrived) {
+          ranks_[static_cast<size_t>(member)].busyUntil = end;
+          finishStep(member, step, end);
+        }
+        meetings_.erase({d.members, k});
+        return Status::Ok();
+      }
+    }
+    return makeStatus(strataInternalError, "rank %d step %u has an unknown kind", r, s);
+  }
+
+  struct Meeting {
+    std::vector<std::pair<int, StepId>> arrived;
+    double begin = 0, length = 0;
+  };
+
+  const std::vector<Plan>& plans_;
+  const Machine& m_;
+  size_t es_;
+  LinkCost local_;
+  std::vector<RankRun> ranks_;
+  std::priority_queue<Event, std::vector<Event>, std::greater<Event>> events_;
+  uint64_t seq_ = 0;
+  std::map<std::tuple<int, int, int>, Channel> channels_;
+  std::map<std::pair<std::vector<int>, int>, Meeting> meetings_;
+  std::vector<double> txFree_, rxFree_, txBusy_, rxBusy_;
+  double finish_ = 0;
+  size_t messages_ = 0, networkMessages_ = 0;
+};
+
+// Builds each rank's plan of one algorithm for one call, as the tuner's candidate would (the flat
+// algorithms over the whole communicator, the compositions over the machine's nodes).
+class PlanSource {
+ public:
+  Status init(const CollectiveArgs& args, const std::string& algorithm, const Machine& m) {
+    args_ = args;
+    args_.commSize = m.ranks();
+    costs_ = m.costs;
+    p_ = m.ranks();
+    STRATA_CHECK(Topology::fromShape({m.ranksPerNode}, p_, 0, &topo_));
+    const CollectiveArgs global = selectionArgs(args_);
+    for (const FlatAlgorithm* f : flatAlgorithmsFor(args.coll)) {
+      if (algorithm != f->name) continue;
+      const std::string why = f->whyUnsupported(global, p_);
+      STRATA_REQUIRE(why.empty(), strataInvalidArgument, "%s: %s", f->name, why.c_str());
+      flat_ = f;
+      return Status::Ok();
+    }
+    for (const HierAlgorithm* h : hierAlgorithmsFor(args.coll)) {
+      if (algorithm != h->name) continue;
+      const std::string why = h->whyUnsupported(global, topo_);
+      STRATA_REQUIRE(why.empty(), strataInvalidArgument, "%s: %s", h->name, why.c_str());
+      hier_ = h;
+      return Status::Ok();
+    }
+    return makeStatus(strataInvalidArgument, "%s has no algorithm named '%s'", collectiveName(args.coll),
+                      algorithm.c_str());
+  }
+
+  void build(int r, Plan* plan) {
+    *plan = Plan{};
+    plan->algorithm = flat_ != nullptr ? flat_->name : hier_->name;
+    plan->divisor = p_;
+    PlanBuilder b(plan);
+    applyInPlaceAlias(b, args_, r);
+    if (flat_ != nullptr) {
+      BuildOptions opt;
+      opt.link = costs_.flat;
+      flat_->build(b, args_, Group::world(p_, r), opt);
+    } else {
+      topo_.rank = r;
+      hier_->build(b, args_, topo_, costs_);
+    }
+    b.finish();
+  }
+
+ private:
+  CollectiveArgs args_;
+  LevelCosts costs_;
+  Topology topo_;
+  int p_ = 1;
+  const FlatAlgorithm* flat_ = nullptr;
+  const HierAlgorithm* hier_ = nullptr;
+};
+
+}  // namespace
+
+Status timePlans(const std::vector<Plan>& plans, const Machine& m, size_t elemSize, PlanTiming* out) {
+  STRATA_REQUIRE(static_cast<int>(plans.size()) == m.ranks(), strataInvalidArgument, "%zu plans for %d ranks",
+                 plans.size(), m.ranks());
+  *out = PlanTiming{};
+  Timeline t(plans, m, elemSize);
+  return t.run(out);
+}
+
+Status timeAlgorithm(const CollectiveArgs& args, const std::string& algorithm, const Machine& m, double maxSteps,
+                     PlanTiming* out, bool* overBudget) {
+  *overBudget = false;
+  PlanSource source;
+  STRATA_CHECK(source.init(args, algorithm, m));
+  std::vector<Plan> plans(static_cast<size_t>(m.ranks()));
+  double steps = 0;
+  for (int r = 0; r < m.ranks(); ++r) {
+    source.build(r, &plans[static_cast<size_t>(r)]);
+    steps += static_cast<double>(plans[static_cast<size_t>(r)].size());
+    if (maxSteps > 0 && steps > maxSteps) {
+      *overBudget = true;
+      return Status::Ok();
+    }
+  }
+  return timePlans(plans, m, args.elemSize(), out);
+}
+
+}  // namespace strata::perf

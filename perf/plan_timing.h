@@ -1,0 +1,41 @@
+// strata-model's plan-level simulation: every rank's plan (the one the library would build for the
+// call) executed in simulated time on a Machine (perf/machine_model.h).
+//
+// A step starts when its predecessors have finished. A rank's reductions, copies and divisions run
+// one at a time (gamma per byte of output per input beyond the first; a copy moves at the node's
+// beta). A message between ranks of one node costs the flat level's alpha + m beta; between nodes the
+// lane's alpha + m beta, and its bytes also pass the sender's NIC and the receiver's, each direction
+// of each NIC carrying one message at a time at machine.nic_bandwidth: the ranks of a node that
+// share a NIC contend for it, as lanes do. A message up to machine.eager_bytes leaves when its send
+// is ready; a larger one when both its send and its receive are (rendezvous). A node op starts when
+// every member of its team has reached it and lasts as long as its busiest member's share
+// (kernels/plan/node_costs.h), during which its members do nothing else.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "kernels/common/status.h"
+#include "kernels/plan/collective.h"
+#include "kernels/plan/plan.h"
+#include "perf/machine_model.h"
+
+namespace strata::perf {
+
+struct PlanTiming {
+  double seconds = 0;  // when the last rank finished
+  size_t steps = 0, messages = 0, networkMessages = 0;
+  double busiestNic = 0;  // seconds the busiest NIC direction carried data
+};
+
+// `plans[r]` is rank r's plan, rank r on node r / m.ranksPerNode.
+Status timePlans(const std::vector<Plan>& plans, const Machine& m, size_t elemSize, PlanTiming* out);
+
+// Builds every rank's plan of `algorithm` for the call on the machine and times them; when the
+// plans together hold more than `maxSteps` steps (0: no limit), stops building and sets
+// *overBudget instead.
+Status timeAlgorithm(const CollectiveArgs& args, const std::string& algorithm, const Machine& m, double maxSteps,
+                     PlanTiming* out, bool* overBudget);
+
+}  // namespace strata::perf

@@ -1,0 +1,298 @@
+// strata-model: predicts a collective on a machine nobody can book. For every algorithm that can
+// serve the call (flat and hierarchical, the ones the library itself would consider) it prints per
+// size the predicted time and bus bandwidth, marks the tuner's choice, and writes CSV and a PNG
+// plot. Two predictions: the algorithm's closed form (what the tuner prices), and, where every
+// rank's plan fits the step budget, the plan-level simulation of the very plans the library would
+// run (perf/plan_timing.h: messages pay their level's alpha and beta, the ranks of a node share
+// their NICs, node ops their calibrated costs). Where both run it reports how far they disagree.
+//
+//   strata-model --machine FILE [--nodes N] [--ppn K] [--nics K] [--nic-bandwidth BYTES_PER_S]
+//                [--op allreduce] [-b 8] [-e 1G] [-f 2] [-d float] [-o sum] [--algo A,B|all]
+//                [--simulate auto|off|all] [--sim-ranks N] [--sim-steps N] [--csv FILE] [--plot FILE.png]
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "kernels/plan/collective.h"
+#include "perf/machine_model.h"
+#include "perf/plan_timing.h"
+#include "perf/png_plot.h"
+#include "src/core/config.h"
+#include "src/tuning/tuner.h"
+
+namespace strata::perf {
+namespace {
+
+struct ModelOptions {
+  std::string machine;
+  int nodes = 0, ppn = 0, nics = 0;
+  double nicBandwidth = -1;
+  Collective coll = Collective::kAllReduce;
+  size_t minBytes = 8, maxBytes = size_t{1} << 30;
+  double factor = 2;
+  DataType type = strataFloat32;
+  RedOp op = strataSum;
+  std::vector<std::string> algos;  // empty: all
+  std::string simulate = "auto";
+  double simSteps = 4e6;  // every rank's plan together, per (algorithm, size)
+  int simRanks = 1024;    // auto: simulate machines of at most this many ranks
+  std::string csv, plot;
+};
+
+[[noreturn]] void usage(int code) {
+  std::fprintf(code == 0 ? stdout : stderr,
+               "usage: strata-model --machine FILE [options]\n"
+               "  --machine FILE        machine file (machine.* keys and the cost levels; see perf/machine_model.h);\n"
+               "                        without it, this library's default levels on 1 node\n"
+               "  --nodes N, --ppn K    override machine.nodes and machine.ranks_per_node\n"
+               "  --nics K              override machine.nics_per_node\n"
+               "  --nic-bandwidth B     override machine.nic_bandwidth (bytes/s per NIC and direction)\n"
+               "  --op NAME             allreduce broadcast reduce allgather reducescatter gather scatter alltoall\n"
+               "                        scan exscan shift barrier (default allreduce)\n"
+               "  -b, -e SIZE           smallest and largest size in bytes (K, M, G suffixes; default 8 and 1G);\n"
+               "                        the size is nccl-tests': the larger buffer of a rank\n"
+               "  -f F                  factor between sizes (default 2)\n"
+               "  -d TYPE, -o OP        datatype (float) and reduction (sum)\n"
+               "  --algo A,B|all        algorithms to predict (default all that serve the call)\n"
+               "  --simulate MODE       auto (default): simulate the plans on machines of at most --sim-ranks ranks\n"
+               "                        (default 1024) whose plans together hold at most --sim-steps steps\n"
+               "                        (default 4e6, a few seconds); all: every plan; off: formulas only\n"
+               "  --csv FILE            every prediction as CSV\n"
+               "  --plot FILE.png       time against size, one line per algorithm\n");
+  std::exit(code);
+}
+
+size_t parseSize(const char* text) {
+  char* end = nullptr;
+  double v = std::strtod(text, &end);
+  if (end == text || v < 0) usage(2);
+  if (*end == 'K' || *end == 'k') v *= 1024;
+  else if (*end == 'M' || *end == 'm') v *= 1024.0 * 1024;
+  else if (*end == 'G' || *end == 'g') v *= 1024.0 * 1024 * 1024;
+  else if (*end != '\0') usage(2);
+  return static_cast<size_t>(v);
+}
+
+double parseNumber(const char* text) {
+  char* end = nullptr;
+  const double v = std::strtod(text, &end);
+  if (end == text || *end != '\0' || !(v >= 0)) usage(2);
+  return v;
+}
+
+ModelOptions parseOptions(int argc, char** argv) {
+  ModelOptions o;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "-h" || a == "--help") usage(0);
+    if (i + 1 >= argc) usage(2);
+    const char* v = argv[++i];
+    if (a == "--machine") o.machine = v;
+    else if (a == "--nodes") o.nodes = static_cast<int>(parseNumber(v));
+    else if (a == "--ppn") o.ppn = static_cast<int>(parseNumber(v));
+    else if (a == "--nics") o.nics = static_cast<int>(parseNumber(v));
+    else if (a == "--nic-bandwidth") o.nicBandwidth = parseNumber(v);
+    else if (a == "--op") {
+      if (!parseCollective(v, &o.coll)) usage(2);
+    } else if (a == "-b") o.minBytes = parseSize(v);
+    else if (a == "-e") o.maxBytes = parseSize(v);
+    else if (a == "-f") o.factor = parseNumber(v);
+    else if (a == "-d") {
+      if (!parseDataType(v, &o.type)) usage(2);
+    } else if (a == "-o") {
+      if (!parseRedOp(v, &o.op)) usage(2);
+    } else if (a == "--algo") {
+      o.algos.clear();
+      std::string s = v;
+      if (s == "all") continue;
+      for (size_t pos = 0; pos <= s.size();) {
+        const size_t comma = s.find(',', pos);
+        o.algos.push_back(s.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos));
+        if (comma == std::string::npos) break;
+        pos = comma + 1;
+      }
+    } else if (a == "--simulate") {
+      o.simulate = v;
+      if (o.simulate != "auto" && o.simulate != "off" && o.simulate != "all") usage(2);
+    } else if (a == "--sim-steps") o.simSteps = parseNumber(v);
+    else if (a == "--sim-ranks") o.simRanks = static_cast<int>(parseNumber(v));
+    else if (a == "--csv") o.csv = v;
+    else if (a == "--plot") o.plot = v;
+    else usage(2);
+  }
+  if (o.factor <= 1 || o.maxBytes < o.minBytes) usage(2);
+  return o;
+}
+
+// The call of sweep size `bytes` (nccl-tests: the larger buffer of a rank).
+CollectiveArgs callFor(const ModelOptions& o, size_t bytes, int p) {
+  CollectiveArgs a;
+  a.coll = o.coll;
+  a.type = o.type;
+  a.op = o.op;
+  a.commSize = p;
+  const CollectiveSpec& spec = specOf(o.coll);
+  const bool perRankBlocks = spec.sendLength == Length::kBlocks || spec.recvLength == Length::kBlocks;
+  a.count = bytes / dataTypeSize(o.type) / (perRankBlocks ? static_cast<size_t>(p) : 1);
+  return a;
+}
+
+struct Prediction {
+  size_t bytes;
+  std::string algo;
+  double formula = 0;    // seconds
+  double simulated = -1;  // seconds, -1: not simulated
+  bool chosen = false;
+  double busbw = 0;  // GB/s, from the simulated time where there is one
+};
+
+int run(const ModelOptions& o) {
+  Machine m;
+  if (!o.machine.empty()) {
+    const Status s = loadMachine(o.machine, &m);
+    if (!s.ok()) {
+      std::fprintf(stderr, "strata-model: %s\n", s.message().c_str());
+      return 2;
+    }
+  } else {
+    m.costs = defaultCostParams();
+    m.source = "defaults";
+  }
+  if (o.nodes > 0) m.nodes = o.nodes;
+  if (o.ppn > 0) m.ranksPerNode = o.ppn;
+  if (o.nics > 0) m.nicsPerNode = o.nics;
+  if (o.nicBandwidth >= 0) m.nicBandwidth = o.nicBandwidth;
+  if (Status s = checkMachine(m); !s.ok()) {
+    std::fprintf(stderr, "strata-model: %s\n", s.message().c_str());
+    return 2;
+  }
+  const int p = m.ranks();
+  Topology topo;
+  if (Status s = Topology::fromShape({m.ranksPerNode}, p, 0, &topo); !s.ok()) {
+    std::fprintf(stderr, "strata-model: %s\n", s.message().c_str());
+    return 2;
+  }
+  const auto t0 = std::chrono::steady_clock::now();
+  std::printf("# strata-model: %s on %d nodes x %d ranks (%d ranks), %d NIC%s per node at %.3g GB/s per direction\n",
+              collectiveName(o.coll), m.nodes, m.ranksPerNode, p, m.nicsPerNode, m.nicsPerNode == 1 ? "" : "s",
+              m.nicBandwidth / 1e9);
+  std::printf("# machine: %s; node alpha %.3g s beta %.3g s/B gamma %.3g s/B; lane alpha %.3g beta %.3g; flat alpha %.3g "
+              "beta %.3g\n",
+              m.source.c_str(), m.costs.node.alpha, m.costs.node.beta, m.costs.node.gamma, m.costs.lane.alpha,
+              m.costs.lane.beta, m.costs.flat.alpha, m.costs.flat.beta);
+  std::printf("# formula: the closed form the tuner prices; simulated: every rank's plan in simulated time "
+              "(perf/plan_timing.h); * the tuner's choice; busbw from the simulated time where there is one\n");
+  std::printf("# %12s  %-24s %14s %14s %8s %10s\n", "size (B)", "algorithm", "formula (us)", "simulated (us)",
+              "diff", "busbw GB/s");
+  std::vector<Prediction> all;
+  double worstDiff = 0;
+  std::string worstWhere;
+  Config config;
+  for (double b = static_cast<double>(o.minBytes); b <= static_cast<double>(o.maxBytes) * 1.0000001; b *= o.factor) {
+    const size_t bytes = static_cast<size_t>(std::llround(b));
+    const CollectiveArgs args = callFor(o, bytes, p);
+    const Machine call = m.forCall(args);
+    const LevelCosts costs = call.costs;
+    TunerInput in;
+    in.args = &args;
+    in.topology = &topo;
+    in.costs = &costs;
+    in.config = &config;
+    in.nodeTeam = true;
+    std::vector<std::string> rejected;
+    std::vector<Candidate> cands = candidatesFor(in, &rejected);
+    Candidate choice;
+    const bool haveChoice = selectAlgorithm(in, &choice).ok();
+    for (const Candidate& c : cands) {
+      if (!o.algos.empty() && std::find(o.algos.begin(), o.algos.end(), c.name) == o.algos.end()) continue;
+      Prediction pr;
+      pr.bytes = bytes;
+      pr.algo = c.name;
+      pr.formula = c.predictedSeconds;
+      pr.chosen = haveChoice && c.name == choice.name;
+      if (o.simulate == "all" || (o.simulate == "auto" && p <= o.simRanks)) {
+        PlanTiming t;
+        bool overBudget = false;
+        const Status s = timeAlgorithm(args, c.name, call, o.simulate == "all" ? 0 : o.simSteps, &t, &overBudget);
+        if (!s.ok()) {
+          std::fprintf(stderr, "strata-model: %s at %zu bytes: %s\n", c.name.c_str(), bytes, s.message().c_str());
+          return 1;
+        }
+        if (!overBudget) {
+          pr.simulated = t.seconds;
+          const double diff = std::fabs(pr.simulated - pr.formula) / std::max(pr.simulated, 1e-30);
+          if (diff > worstDiff) {
+            worstDiff = diff;
+            worstWhere = c.name + " at " + std::to_string(bytes) + " B";
+          }
+        }
+      }
+      const double t = pr.simulated >= 0 ? pr.simulated : pr.formula;
+      pr.busbw = t > 0 ? static_cast<double>(bytes) / t / 1e9 * specOf(o.coll).busFactor(p) : 0;
+      std::printf("  %12zu  %-24s %14.2f ", bytes, (pr.algo + (pr.chosen ? " *" : "")).c_str(), pr.formula * 1e6);
+      if (pr.simulated >= 0) {
+        std::printf("%14.2f %7.1f%% ", pr.simulated * 1e6, 100 * (pr.formula - pr.simulated) / pr.simulated);
+      } else {
+        std::printf("%14s %8s ", "-", "-");
+      }
+      std::printf("%10.2f\n", pr.busbw);
+      all.push_back(pr);
+    }
+    if (all.empty() || all.back().bytes != bytes) {
+      std::printf("  %12zu  (no algorithm serves the call:", bytes);
+      for (const std::string& r : rejected) std::printf(" %s;", r.c_str());
+      std::printf(")\n");
+    }
+  }
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (!worstWhere.empty()) {
+    std::printf("# largest disagreement of formula and simulation: %.1f%% (%s)\n", 100 * worstDiff, worstWhere.c_str());
+  } else {
+    std::printf("# no plan simulated (more than --sim-ranks %d ranks or --sim-steps %.3g steps, or --simulate off): "
+                "formulas only\n", o.simRanks, o.simSteps);
+  }
+  std::printf("# %zu predictions in %.2f s\n", all.size(), secs);
+  if (!o.csv.empty()) {
+    std::FILE* f = std::fopen(o.csv.c_str(), "w");
+    if (f == nullptr) {
+      std::fprintf(stderr, "strata-model: cannot write %s\n", o.csv.c_str());
+      return 1;
+    }
+    std::fprintf(f, "collective,nodes,ranks_per_node,size_bytes,algorithm,formula_us,simulated_us,busbw_gbs,chosen\n");
+    for (const Prediction& pr : all) {
+      std::fprintf(f, "%s,%d,%d,%zu,%s,%.4f,%.4f,%.4f,%d\n", collectiveName(o.coll), m.nodes, m.ranksPerNode, pr.bytes,
+                   pr.algo.c_str(), pr.formula * 1e6, pr.simulated >= 0 ? pr.simulated * 1e6 : -1.0, pr.busbw,
+                   pr.chosen ? 1 : 0);
+    }
+    std::fclose(f);
+  }
+  if (!o.plot.empty()) {
+    PlotSpec spec;
+    spec.title = std::string("strata-model ") + collectiveName(o.coll) + " " + std::to_string(m.nodes) + "x" +
+                 std::to_string(m.ranksPerNode);
+    for (const Prediction& pr : all) {
+      auto it = std::find_if(spec.series.begin(), spec.series.end(), [&](const PlotSeries& s) { return s.label == pr.algo; });
+      if (it == spec.series.end()) {
+        spec.series.push_back({pr.algo, {}});
+        it = spec.series.end() - 1;
+      }
+      it->points.push_back({static_cast<double>(pr.bytes), (pr.simulated >= 0 ? pr.simulated : pr.formula) * 1e6});
+    }
+    const std::string why = writeLogLogPlotPng(o.plot, spec);
+    if (!why.empty()) {
+      std::fprintf(stderr, "strata-model: %s\n", why.c_str());
+      return 1;
+    }
+  }
+  return 0;
+}
+
+}  // namespace
+}  // namespace strata::perf
+
+int main(int argc, char** argv) { return strata::perf::run(strata::perf::parseOptions(argc, argv)); }

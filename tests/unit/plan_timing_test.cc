@@ -1,0 +1,134 @@
+// strata-model's plan timing (perf/plan_timing.h): hand-built plans whose simulated time is known
+// in closed form, NICs shared by the ranks of a node, the rendezvous of large messages, a plan that
+// waits for a message never sent, and the library's own plans against their cost formulas.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "inter_node/algorithms/algorithm.h"
+#include "kernels/plan/plan_builder.h"
+#include "perf/plan_timing.h"
+
+namespace strata::perf {
+namespace {
+
+Machine machine(int nodes, int ppn, LinkCost lane, LinkCost node = LinkCost{0, 0, 0}) {
+  Machine m;
+  m.nodes = nodes;
+  m.ranksPerNode = ppn;
+  m.costs.lane = lane;
+  m.costs.node = node;
+  m.costs.flat = node;
+  m.costs.cacheBytes = 0;
+  m.costs.flatMem = m.costs.nodeMem = m.costs.laneMem = MemoryCosts{};
+  return m;
+}
+
+// Rank `from` sends `count` floats to rank `to`; every other rank has an empty plan.
+std::vector<Plan> pairPlans(int p, const std::vector<std::pair<int, int>>& pairs, size_t count) {
+  std::vector<Plan> plans(static_cast<size_t>(p));
+  std::vector<PlanBuilder*> builders;
+  for (Plan& plan : plans) builders.push_back(new PlanBuilder(&plan));
+  for (const auto& [from, to] : pairs) {
+    builders[static_cast<size_t>(from)]->send(to, Slice{BufferId::kSend, 0, count}, 1);
+    builders[static_cast<size_t>(to)]->recv(from, Slice{BufferId::kRecv, 0, count}, 1);
+  }
+  for (PlanBuilder* b : builders) {
+    b->finish();
+    delete b;
+  }
+  return plans;
+}
+
+TEST(PlanTiming, OneMessageCostsAlphaPlusBetaM) {
+  const Machine m = machine(2, 1, LinkCost{1e-6, 1e-9, 0});
+  PlanTiming t;
+  ASSERT_TRUE(timePlans(pairPlans(2, {{0, 1}}, 1000), m, 4, &t).ok());
+  EXPECT_NEAR(t.seconds, 1e-6 + 4000 * 1e-9, 1e-12);
+  EXPECT_EQ(t.messages, 1u);
+  EXPECT_EQ(t.networkMessages, 1u);
+}
+
+TEST(PlanTiming, RanksOfANodeShareItsNics) {
+  // Four ranks per node each send 1 MB to their partner on the other node: through one NIC of
+  // 1 GB/s that takes four times as long as through four.
+  std::vector<std::pair<int, int>> pairs;
+  for (int r = 0; r < 4; ++r) pairs.push_back({r, r + 4});
+  Machine m = machine(2, 4, LinkCost{0, 1e-12, 0});
+  m.nicBandwidth = 1e9;
+  PlanTiming one, four;
+  ASSERT_TRUE(timePlans(pairPlans(8, pairs, 250000), m, 4, &one).ok());
+  m.nicsPerNode = 4;
+  ASSERT_TRUE(timePlans(pairPlans(8, pairs, 250000), m, 4, &four).ok());
+  EXPECT_NEAR(one.seconds, 4e-3, 1e-6);
+  EXPECT_NEAR(four.seconds, 1e-3, 1e-6);
+  EXPECT_NEAR(one.busiestNic, 4e-3, 1e-6);
+  // Within a node no NIC is used.
+  PlanTiming inside;
+  ASSERT_TRUE(timePlans(pairPlans(8, {{0, 1}}, 250000), m, 4, &inside).ok());
+  EXPECT_EQ(inside.networkMessages, 0u);
+  EXPECT_DOUBLE_EQ(inside.busiestNic, 0.0);
+}
+
+TEST(PlanTiming, LargeMessagesWaitForTheirReceive) {
+  // Rank 1 reduces 1 MB (at the flat level's gamma) before it posts its receive of 1 MB; the
+  // message leaves only then.
+  const Machine m = machine(2, 1, LinkCost{1e-6, 1e-9, 0}, LinkCost{0, 0, 2e-9});
+  std::vector<Plan> plans(2);
+  {
+    PlanBuilder b(&plans[0]);
+    b.send(1, Slice{BufferId::kSend, 0, 262144}, 1);
+    b.finish();
+  }
+  {
+    PlanBuilder b(&plans[1]);
+    b.reduce(Slice{BufferId::kScratch, 0, 262144}, {Slice{BufferId::kSend, 0, 262144}, Slice{BufferId::kRecv, 0, 262144}});
+    b.recv(0, Slice{BufferId::kScratch, 0, 262144}, 1);
+    b.finish();
+  }
+  PlanTiming t;
+  ASSERT_TRUE(timePlans(plans, m, 4, &t).ok());
+  const double reduce = 2e-9 * 1048576, message = 1e-6 + 1e-9 * 1048576;
+  EXPECT_NEAR(t.seconds, reduce + message, 1e-9);
+}
+
+TEST(PlanTiming, AReceiveNobodySendsIsAnErrorNotAHang) {
+  const Machine m = machine(2, 1, LinkCost{1e-6, 1e-9, 0});
+  std::vector<Plan> plans(2);
+  PlanBuilder(&plans[0]).finish();
+  {
+    PlanBuilder b(&plans[1]);
+    b.recv(0, Slice{BufferId::kRecv, 0, 10}, 1);
+    b.finish();
+  }
+  PlanTiming t;
+  const Status s = timePlans(plans, m, 4, &t);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("rank 1 finished 0 of its 1 steps"), std::string::npos) << s.message();
+}
+
+// The library's own plans, simulated, against the formulas the tuner prices them with: on one
+// node where messages and formulas use the same level, the ring allreduce and the recursive
+// doubling agree with their closed forms at large sizes.
+TEST(PlanTiming, FlatPlansAgreeWithTheirFormulas) {
+  const LinkCost c{2e-6, 1.0 / 5e9, 1.0 / 10e9};
+  const Machine m = machine(1, 8, c, c);
+  for (const char* name : {"ring", "recursive_doubling"}) {
+    CollectiveArgs a;
+    a.coll = Collective::kAllReduce;
+    a.count = size_t{1} << 22;
+    a.commSize = 8;
+    const FlatAlgorithm* algo = findFlatAlgorithm(a.coll, name);
+    ASSERT_NE(algo, nullptr) << name;
+    PlanTiming t;
+    bool overBudget = false;
+    const Status s = timeAlgorithm(a, name, m, 0, &t, &overBudget);
+    ASSERT_TRUE(s.ok()) << s.message();
+    ASSERT_FALSE(overBudget);
+    const double formula = algo->cost(a, 8, c);
+    EXPECT_NEAR(t.seconds / formula, 1.0, 0.1) << name << ": simulated " << t.seconds << " s, formula " << formula;
+  }
+}
+
+}  // namespace
+}  // namespace strata::perf
