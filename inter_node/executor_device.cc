@@ -44,7 +44,10 @@ Status Executor::inputsDone(const Plan& plan, StepId id, bool* done) {
 
 Status Executor::startDeviceStep(const Plan& plan, StepId id, const Bindings& bind, const ExecContext& ctx) {
   const Step& s = plan.steps[id];
-  if (ctx.phaseTimes != nullptr) stepStart_[id] = std::chrono::duration<double>(Clock::now() - runStart_).count();
+  // A reduction that took its receive's chunks as they landed started with the first of them.
+  if (ctx.phaseTimes != nullptr && chunkSource_[id] == kNoStep) {
+    stepStart_[id] = std::chrono::duration<double>(Clock::now() - runStart_).count();
+  }
   const size_t elem = dataTypeSize(bind.type);
   DeviceRuntime& dev = *ctx.device;
   auto recordOn = [&](DeviceQueue queue) -> Status {

@@ -153,8 +153,11 @@ Status StagingPipeline::startSendCopies(bool* progressed) {
 // at most kChunksOnWire of one message at a time: the receiver's first chunk then lands after about
 // one chunk's transfer instead of sharing the link with the whole pool's, so the stages after it
 // start sooner, and two in flight keep a link busy (its bandwidth times its latency is far below a
-// chunk). Copied chunks wait in their slots; chunks of one message go out in order.
+// chunk). Copied chunks wait in their slots. Nothing overtakes a held chunk on its (peer, tag):
+// chunks of one message go out in order, and so do messages whose tags coincide (folded into a
+// small MPI_TAG_UB, two phases' tags can), which the receiver matches in order.
 Status StagingPipeline::postCopiedSends(bool* progressed) {
+  held_.clear();
   for (size_t k = 0; k < copying_.size();) {
     Chunk& c = copying_[k];
     if (!c.copied) {
@@ -163,7 +166,9 @@ Status StagingPipeline::postCopiedSends(bool* progressed) {
       recordStage(StageTimeline::kToHost, c.started, chunkLength(messages_[c.message], c.index));
     }
     Message& m = messages_[c.message];
-    if (m.onWire >= kChunksOnWire) {
+    const std::pair<int, int> channel{m.peer, m.tag};
+    if (m.onWire >= kChunksOnWire || std::find(held_.begin(), held_.end(), channel) != held_.end()) {
+      held_.push_back(channel);
       ++k;
       continue;
     }
@@ -182,15 +187,24 @@ Status StagingPipeline::postCopiedSends(bool* progressed) {
 }
 
 // A receive's next chunk takes a free receive slot only once it has arrived: slots never wait for
-// a sender. A message's chunks match in order (MPI does not overtake between one sender and tag).
+// a sender. A message's chunks match in order (MPI does not overtake between one sender and tag),
+// and a receive whose (peer, tag) an earlier receive still waits on is not probed for: a chunk
+// that arrives between the two probes belongs to the earlier one.
 Status StagingPipeline::matchArrivedChunks(bool* progressed) {
+  held_.clear();
   for (size_t k = 0; k < receiving_.size() && !freeRecv_.empty();) {
     Message& m = messages_[receiving_[k]];
+    const std::pair<int, int> channel{m.peer, m.tag};
+    if (std::find(held_.begin(), held_.end(), channel) != held_.end()) {
+      ++k;
+      continue;
+    }
     int found = 0;
     MPI_Message handle = MPI_MESSAGE_NULL;
     int rc = MPI_Improbe(m.peer, m.tag, comm_, &found, &handle, MPI_STATUS_IGNORE);
     if (rc != MPI_SUCCESS) return mpiError("MPI_Improbe", rc, STRATA_WHERE);
     if (!found) {
+      held_.push_back(channel);
       ++k;
       continue;
     }

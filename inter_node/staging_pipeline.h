@@ -169,6 +169,7 @@ class StagingPipeline {
   std::vector<Chunk> requestChunk_;
   std::deque<Chunk> landing_;             // received chunks being copied to the device, in queue order
   std::vector<int> completedIndices_;
+  std::vector<std::pair<int, int>> held_;  // (peer, tag) with a chunk held back in this pass
 };
 
 }  // namespace strata

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -223,6 +224,37 @@ void printComparison(const Options& o, const std::vector<Row>& rows) {
       }
     }
   }
+}
+
+void printModelErrors(const Options& o, const std::vector<Row>& rows) {
+  if (gRank != 0 || o.impls.empty()) return;
+  // (model - time) / time of the subject's out-of-place medians, all rows and from 64 KiB up.
+  struct Err {
+    double e;
+    const Row* r;
+  };
+  std::vector<Err> all, large;
+  for (const Row& r : rows) {
+    if (r.impl != o.impls[0] || !r.supported || r.modelUs < 0 || r.time[0] <= 0) continue;
+    all.push_back({r.modelUs / r.time[0] - 1, &r});
+    if (r.bytes >= 65536) large.push_back(all.back());
+  }
+  if (all.empty()) return;
+  auto summary = [](const char* what, std::vector<Err> v) {
+    if (v.empty()) return;
+    std::sort(v.begin(), v.end(), [](const Err& a, const Err& b) { return std::fabs(a.e) < std::fabs(b.e); });
+    const size_t n = v.size();
+    const size_t within = static_cast<size_t>(
+        std::count_if(v.begin(), v.end(), [](const Err& x) { return std::fabs(x.e) <= 0.15; }));
+    const Err& worst = v.back();
+    std::printf("#  %-16s %4zu rows: median |error| %5.1f%%, 90th percentile %5.1f%%, within 15%%: %zu of %zu; "
+                "largest %+.0f%% (%s %zu B, %s)\n",
+                what, n, 100 * std::fabs(v[n / 2].e), 100 * std::fabs(v[std::min(n - 1, (n * 9) / 10)].e), within, n,
+                100 * worst.e, worst.r->op.c_str(), worst.r->bytes, worst.r->algo.c_str());
+  };
+  std::printf("#\n# the model's error, (model - time) / time, %s out of place:\n", o.impls[0].c_str());
+  summary("every size", all);
+  summary("from 64 KiB", large);
 }
 
 void listAlgorithms() {

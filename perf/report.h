@@ -41,6 +41,8 @@ void printRow(const Row& r);
 void writeCsv(const Options& o, const std::vector<Row>& rows);
 void writePlot(const Options& o, const std::vector<Row>& rows);
 void printComparison(const Options& o, const std::vector<Row>& rows);
+// The distribution of the model column's error over the subject's rows (every size, and 64 KiB up).
+void printModelErrors(const Options& o, const std::vector<Row>& rows);
 // --mem device on the CUDA simulator: per size, the counted bytes per rank against the lower bound,
 // and what the device cost model predicts for them on its node (an H100 node by default), beside
 // NCCL's published figures.

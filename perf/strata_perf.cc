@@ -98,6 +98,7 @@ int mainImpl(int argc, char** argv) {
   writeCsv(o, runner.rows);
   writePlot(o, runner.rows);
   printComparison(o, runner.rows);
+  printModelErrors(o, runner.rows);
   if (gRank == 0 && o.mem == "device" && gCopyBandwidth > 0) {
     // Ranks sharing one GPU: an allreduce's kernels must at least read p inputs and write p
     // outputs of m bytes: 2*p*m bytes through the one GPU's memory.

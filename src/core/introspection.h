@@ -46,7 +46,9 @@ bool lastPeerCall(strataComm_t comm, PeerCallInfo* out);
 // The device cost model's parameters the communicator uses (STRATA_DEVICE_PARAMS, or built-in).
 Status deviceParamsOf(strataComm_t comm, DeviceNodeParams* out);
 
-// Per-phase timings of the host calls that follow into `times` (nullptr stops).
+// Per-phase timings of the calls that follow into `times` (nullptr stops); device calls also record
+// their staged chunks' stages. A device call queued on a stream writes `times` from the progress
+// thread until the stream has been synchronised: keep it alive and unread until then.
 void recordPhases(strataComm_t comm, PhaseTimes* times);
 
 }  // namespace strata::tools
