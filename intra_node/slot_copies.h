@@ -14,9 +14,12 @@ void copyLines(void* dst, const void* src, size_t bytes);
 // from the core that read it last round; on the 2-core EPYC VM that transfer alone ran at 2.5-4
 // GB/s for minutes at a time (the host moves the VM's cores around), against 11-15 GB/s streamed,
 // while in the machine's good spells plain stores made a 1 MiB allreduce 20% faster (the reader
-// finds the lines in cache). Hence a choice per op, measured (NodeOpLayout); streamed lines never
-// pay off for small pieces (16 KiB: the reader's 4.5 against 12 GB/s).
-constexpr size_t kStreamMinBytes = 64 * 1024;
+// finds the lines in cache). Hence a choice per op, measured (NodeOpLayout), from 8 KiB pieces up:
+// with the choice starting at 64 KiB, a 2-rank node allgather or reduce-scatter of 64 KiB took
+// 13 us against 6.8 us with it from 8 KiB (pieces of 32 KiB: 5 against 9.6 GB/s), and 2-rank
+// allreduce at 8 - 32 KiB measured 0.94x - 3.0x of MPI_Allreduce over interleaved runs, against
+// 1.5x - 3.6x with it (2026-11-25, the 2-core VM; medians alike, the bad spells gone).
+constexpr size_t kStreamMinBytes = 8 * 1024;
 void copyIntoSlot(void* dst, const void* src, size_t bytes, bool stream);
 
 }  // namespace strata
