@@ -237,20 +237,21 @@ class PlanSource {
     p_ = m.ranks();
     STRATA_CHECK(Topology::fromShape({m.ranksPerNode}, p_, 0, &topo_));
     const CollectiveArgs global = selectionArgs(args_);
-    for (const FlatAlgorithm* f : flatAlgorithmsFor(args.coll)) {
-      if (algorithm != f->name) continue;
-      const std::string why = f->whyUnsupported(global, p_);
-      STRATA_REQUIRE(why.empty(), strataInvalidArgument, "%s: %s", f->name, why.c_str());
-      flat_ = f;
+    // The algorithm's record, flat or composition, and why it cannot serve the call, if it cannot.
+    auto find = [&](const auto& records, auto** found, auto why) -> Status {
+      for (const auto* r : records) {
+        if (algorithm != r->name) continue;
+        const std::string reason = why(r);
+        STRATA_REQUIRE(reason.empty(), strataInvalidArgument, "%s: %s", r->name, reason.c_str());
+        *found = r;
+      }
       return Status::Ok();
-    }
-    for (const HierAlgorithm* h : hierAlgorithmsFor(args.coll)) {
-      if (algorithm != h->name) continue;
-      const std::string why = h->whyUnsupported(global, topo_);
-      STRATA_REQUIRE(why.empty(), strataInvalidArgument, "%s: %s", h->name, why.c_str());
-      hier_ = h;
-      return Status::Ok();
-    }
+    };
+    STRATA_CHECK(find(flatAlgorithmsFor(args.coll), &flat_,
+                      [&](const FlatAlgorithm* f) { return f->whyUnsupported(global, p_); }));
+    STRATA_CHECK(find(hierAlgorithmsFor(args.coll), &hier_,
+                      [&](const HierAlgorithm* h) { return h->whyUnsupported(global, topo_); }));
+    if (flat_ != nullptr || hier_ != nullptr) return Status::Ok();
     return makeStatus(strataInvalidArgument, "%s has no algorithm named '%s'", collectiveName(args.coll),
                       algorithm.c_str());
   }

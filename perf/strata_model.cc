@@ -67,22 +67,33 @@ struct ModelOptions {
   std::exit(code);
 }
 
+[[noreturn]] void bad(const std::string& option, const char* value, const char* want) {
+  std::fprintf(stderr, "strata-model: %s %s: expected %s\n", option.c_str(), value, want);
+  std::exit(2);
+}
+
 size_t parseSize(const char* text) {
   char* end = nullptr;
   double v = std::strtod(text, &end);
-  if (end == text || v < 0) usage(2);
+  if (end == text || !(v >= 0)) bad("size", text, "bytes, with an optional K, M or G");
   if (*end == 'K' || *end == 'k') v *= 1024;
   else if (*end == 'M' || *end == 'm') v *= 1024.0 * 1024;
   else if (*end == 'G' || *end == 'g') v *= 1024.0 * 1024 * 1024;
-  else if (*end != '\0') usage(2);
+  else if (*end != '\0') bad("size", text, "bytes, with an optional K, M or G");
   return static_cast<size_t>(v);
 }
 
-double parseNumber(const char* text) {
+double parseNumber(const std::string& option, const char* text) {
   char* end = nullptr;
   const double v = std::strtod(text, &end);
-  if (end == text || *end != '\0' || !(v >= 0)) usage(2);
+  if (end == text || *end != '\0' || !(v >= 0) || !std::isfinite(v)) bad(option, text, "a non-negative number");
   return v;
+}
+
+int parseCount(const std::string& option, const char* text) {
+  const double v = parseNumber(option, text);
+  if (v < 1 || v > 1 << 20 || v != std::floor(v)) bad(option, text, "a whole number from 1 to 2^20");
+  return static_cast<int>(v);
 }
 
 ModelOptions parseOptions(int argc, char** argv) {
@@ -93,19 +104,19 @@ ModelOptions parseOptions(int argc, char** argv) {
     if (i + 1 >= argc) usage(2);
     const char* v = argv[++i];
     if (a == "--machine") o.machine = v;
-    else if (a == "--nodes") o.nodes = static_cast<int>(parseNumber(v));
-    else if (a == "--ppn") o.ppn = static_cast<int>(parseNumber(v));
-    else if (a == "--nics") o.nics = static_cast<int>(parseNumber(v));
-    else if (a == "--nic-bandwidth") o.nicBandwidth = parseNumber(v);
+    else if (a == "--nodes") o.nodes = parseCount(a, v);
+    else if (a == "--ppn") o.ppn = parseCount(a, v);
+    else if (a == "--nics") o.nics = parseCount(a, v);
+    else if (a == "--nic-bandwidth") o.nicBandwidth = parseNumber(a, v);
     else if (a == "--op") {
-      if (!parseCollective(v, &o.coll)) usage(2);
+      if (!parseCollective(v, &o.coll)) bad(a, v, "a collective (allreduce, broadcast, ...)");
     } else if (a == "-b") o.minBytes = parseSize(v);
     else if (a == "-e") o.maxBytes = parseSize(v);
-    else if (a == "-f") o.factor = parseNumber(v);
+    else if (a == "-f") o.factor = parseNumber(a, v);
     else if (a == "-d") {
-      if (!parseDataType(v, &o.type)) usage(2);
+      if (!parseDataType(v, &o.type)) bad(a, v, "a datatype (int8 ... bfloat16)");
     } else if (a == "-o") {
-      if (!parseRedOp(v, &o.op)) usage(2);
+      if (!parseRedOp(v, &o.op)) bad(a, v, "sum, prod, max, min or avg");
     } else if (a == "--algo") {
       o.algos.clear();
       std::string s = v;
@@ -118,14 +129,18 @@ ModelOptions parseOptions(int argc, char** argv) {
       }
     } else if (a == "--simulate") {
       o.simulate = v;
-      if (o.simulate != "auto" && o.simulate != "off" && o.simulate != "all") usage(2);
-    } else if (a == "--sim-steps") o.simSteps = parseNumber(v);
-    else if (a == "--sim-ranks") o.simRanks = static_cast<int>(parseNumber(v));
+      if (o.simulate != "auto" && o.simulate != "off" && o.simulate != "all") bad(a, v, "auto, off or all");
+    } else if (a == "--sim-steps") o.simSteps = parseNumber(a, v);
+    else if (a == "--sim-ranks") o.simRanks = parseCount(a, v);
     else if (a == "--csv") o.csv = v;
     else if (a == "--plot") o.plot = v;
-    else usage(2);
+    else {
+      std::fprintf(stderr, "strata-model: unknown option %s\n", a.c_str());
+      usage(2);
+    }
   }
-  if (o.factor <= 1 || o.maxBytes < o.minBytes) usage(2);
+  if (o.factor <= 1) bad("-f", std::to_string(o.factor).c_str(), "a factor above 1");
+  if (o.maxBytes < o.minBytes) bad("-e", std::to_string(o.maxBytes).c_str(), "at least -b");
   return o;
 }
 
@@ -169,6 +184,15 @@ int run(const ModelOptions& o) {
   if (o.nicBandwidth >= 0) m.nicBandwidth = o.nicBandwidth;
   if (Status s = checkMachine(m); !s.ok()) {
     std::fprintf(stderr, "strata-model: %s\n", s.message().c_str());
+    return 2;
+  }
+  for (const std::string& a : o.algos) {
+    const std::vector<std::string> known = algorithmNames(o.coll);
+    if (std::find(known.begin(), known.end(), a) != known.end()) continue;
+    std::string list;
+    for (const std::string& k : known) list += (list.empty() ? "" : ", ") + k;
+    std::fprintf(stderr, "strata-model: %s has no algorithm named '%s'; it has: %s\n", collectiveName(o.coll), a.c_str(),
+                 list.c_str());
     return 2;
   }
   const int p = m.ranks();
