@@ -141,9 +141,12 @@ Status Executor::run(const Plan& plan, const Bindings& bind, const ExecContext& 
     }
     completedIndices_.resize(requests_.size());
     int outcount = 0;
-    const int rc = MPI_Testsome(static_cast<int>(requests_.size()), requests_.data(), &outcount,
-                                completedIndices_.data(), MPI_STATUSES_IGNORE);
-    if (rc != MPI_SUCCESS) return failPending(plan, bind, ctx, mpiError("MPI_Testsome", rc, STRATA_WHERE));
+    const bool block = ctx.blockInMpiWhenIdle && ctx.device == nullptr;
+    const int rc = (block ? MPI_Waitsome : MPI_Testsome)(static_cast<int>(requests_.size()), requests_.data(), &outcount,
+                                                          completedIndices_.data(), MPI_STATUSES_IGNORE);
+    if (rc != MPI_SUCCESS) {
+      return failPending(plan, bind, ctx, mpiError(block ? "MPI_Waitsome" : "MPI_Testsome", rc, STRATA_WHERE));
+    }
     if (outcount > 0 && outcount != MPI_UNDEFINED) {
       waiter.progressed();
       for (int k = 0; k < outcount; ++k) {

@@ -72,6 +72,11 @@ struct ExecContext {
   DeviceRuntime* device = nullptr;
   bool deviceAwareMpi = false;  // MPI reads and writes device memory; else stage through pinned chunks
   StagingPool staging;          // the pinned pool staged messages pass through; the same on every rank
+  // For network simulators only (SimGrid's SMPI, perf/smpi_compare.sh), whose clock moves only
+  // while every simulated rank blocks in MPI: a host run with nothing to start waits in
+  // MPI_Waitsome instead of polling under `wait`. That wait has no bound of its own; the simulator
+  // reports a deadlock itself. The library never sets it.
+  bool blockInMpiWhenIdle = false;
 };
 
 // Whether `plan` sends or receives (a run on device buffers then needs the staging pool, unless

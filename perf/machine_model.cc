@@ -55,4 +55,16 @@ Status checkMachine(const Machine& m) {
   return Status::Ok();
 }
 
+CollectiveArgs sweepCall(Collective coll, DataType type, RedOp op, size_t bytes, int p) {
+  CollectiveArgs a;
+  a.coll = coll;
+  a.type = type;
+  a.op = op;
+  a.commSize = p;
+  const CollectiveSpec& spec = specOf(coll);
+  const bool perRankBlocks = spec.sendLength == Length::kBlocks || spec.recvLength == Length::kBlocks;
+  a.count = bytes / dataTypeSize(type) / (perRankBlocks ? static_cast<size_t>(p) : 1);
+  return a;
+}
+
 }  // namespace strata::perf

@@ -46,6 +46,9 @@ struct Machine {
 };
 
 Status loadMachine(const std::string& path, Machine* out);
+
+// The call of sweep size `bytes` on `p` ranks (nccl-tests' size: the larger buffer of a rank).
+CollectiveArgs sweepCall(Collective coll, DataType type, RedOp op, size_t bytes, int p);
 Status checkMachine(const Machine& m);
 
 }  // namespace strata::perf

@@ -10,6 +10,7 @@
 
 #include "kernels/common/datatype.h"
 #include "perf/collective_descriptors.h"
+#include "perf/option_values.h"
 
 namespace strata::perf {
 
@@ -58,17 +59,12 @@ namespace {
 }
 
 size_t parseBytes(const char* text) {
-  char* end = nullptr;
-  const double v = std::strtod(text, &end);
-  double mult = 1;
-  if (*end == 'K' || *end == 'k') mult = 1024.0;
-  if (*end == 'M' || *end == 'm') mult = 1024.0 * 1024;
-  if (*end == 'G' || *end == 'g') mult = 1024.0 * 1024 * 1024;
-  if (end == text || v < 0) {
-    if (gRank == 0) std::fprintf(stderr, "strata-perf: bad size '%s'\n", text);
+  size_t bytes = 0;
+  if (!parseByteSize(text, &bytes)) {
+    if (gRank == 0) std::fprintf(stderr, "strata-perf: bad size '%s' (bytes, with an optional K, M or G)\n", text);
     usageAndExit(2);
   }
-  return static_cast<size_t>(v * mult);
+  return bytes;
 }
 
 }  // namespace

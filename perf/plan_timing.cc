@@ -111,12 +111,20 @@ class Timeline {
   }
 
   // The time a message of `bytes` from `src` to `dst` that leaves at `t` arrives.
-  double transfer(int src, int dst, double bytes, double t) {
+  // A message's bytes leave the sender at `departure` (an eager send is then complete: MPI has
+  // them) and reach the receiver at `arrival`.
+  struct Transfer {
+    double departure, arrival;
+  };
+  Transfer transfer(int src, int dst, double bytes, double t) {
     ++messages_;
-    if (nodeOf(src) == nodeOf(dst)) return t + m_.costs.flat.alpha + bytes * m_.costs.flat.beta;
+    if (nodeOf(src) == nodeOf(dst)) {
+      const double copy = bytes * m_.costs.flat.beta;
+      return {t + copy, t + m_.costs.flat.alpha + copy};
+    }
     ++networkMessages_;
     const LinkCost& lane = m_.costs.lane;
-    double arrival = t + lane.alpha + bytes * lane.beta;
+    Transfer x{t + bytes * lane.beta, t + lane.alpha + bytes * lane.beta};
     if (m_.nicBandwidth > 0) {
       const size_t tx = static_cast<size_t>(nodeOf(src)) * static_cast<size_t>(m_.nicsPerNode) +
                         static_cast<size_t>(m_.nicOf(src % m_.ranksPerNode));
@@ -127,9 +135,10 @@ class Timeline {
       txFree_[tx] = rxFree_[rx] = begin + wire;
       txBusy_[tx] += wire;
       rxBusy_[rx] += wire;
-      arrival = std::max(arrival, begin + wire + lane.alpha);
+      x.departure = std::max(x.departure, begin + wire);
+      x.arrival = std::max(x.arrival, begin + wire + lane.alpha);
     }
-    return arrival;
+    return x;
   }
 
   Channel& channel(int src, int dst, int tag) { return channels_[std::make_tuple(src, dst, tag)]; }
@@ -155,16 +164,17 @@ class Timeline {
       case StepKind::kSend: {
         const double bytes = static_cast<double>(st.src.count) * es;
         Channel& c = channel(r, st.peer, st.tag);
+        const bool eager = bytes <= m_.eagerBytes;
         if (!c.recvs.empty()) {
           const Channel::Recv rv = c.recvs.front();
           c.recvs.pop_front();
-          const double arrival = transfer(r, st.peer, bytes, t);
-          finishStep(r, s, arrival);
-          finishStep(st.peer, rv.step, arrival);
-        } else if (bytes <= m_.eagerBytes) {
-          const double arrival = transfer(r, st.peer, bytes, t);
-          c.sends.push_back({s, t, arrival});
-          finishStep(r, s, arrival);
+          const Transfer x = transfer(r, st.peer, bytes, t);
+          finishStep(r, s, eager ? x.departure : x.arrival);
+          finishStep(st.peer, rv.step, x.arrival);
+        } else if (eager) {
+          const Transfer x = transfer(r, st.peer, bytes, t);
+          c.sends.push_back({s, t, x.arrival});
+          finishStep(r, s, x.departure);
         } else {
           c.sends.push_back({s, t, -1.0});
         }
@@ -181,7 +191,7 @@ class Timeline {
         if (sd.arrival >= 0) {  // eager: already on its way
           finishStep(r, s, std::max(t, sd.arrival));
         } else {
-          const double arrival = transfer(st.peer, r, static_cast<double>(st.dst.count) * es, t);
+          const double arrival = transfer(st.peer, r, static_cast<double>(st.dst.count) * es, t).arrival;
           finishStep(st.peer, sd.step, arrival);
           finishStep(r, s, arrival);
         }

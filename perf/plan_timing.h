@@ -7,7 +7,9 @@
 // lane's alpha + m beta, and its bytes also pass the sender's NIC and the receiver's, each direction
 // of each NIC carrying one message at a time at machine.nic_bandwidth: the ranks of a node that
 // share a NIC contend for it, as lanes do. A message up to machine.eager_bytes leaves when its send
-// is ready; a larger one when both its send and its receive are (rendezvous). A node op starts when
+// is ready, and the send is complete once its bytes have left (MPI holds them); a larger one leaves
+// when both its send and its receive are ready (rendezvous), and its send completes when it has
+// arrived. A node op starts when
 // every member of its team has reached it and lasts as long as its busiest member's share
 // (kernels/plan/node_costs.h), during which its members do nothing else.
 #pragma once

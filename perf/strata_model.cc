@@ -20,6 +20,7 @@
 
 #include "kernels/plan/collective.h"
 #include "perf/machine_model.h"
+#include "perf/option_values.h"
 #include "perf/plan_timing.h"
 #include "perf/png_plot.h"
 #include "src/core/config.h"
@@ -73,20 +74,14 @@ struct ModelOptions {
 }
 
 size_t parseSize(const char* text) {
-  char* end = nullptr;
-  double v = std::strtod(text, &end);
-  if (end == text || !(v >= 0)) bad("size", text, "bytes, with an optional K, M or G");
-  if (*end == 'K' || *end == 'k') v *= 1024;
-  else if (*end == 'M' || *end == 'm') v *= 1024.0 * 1024;
-  else if (*end == 'G' || *end == 'g') v *= 1024.0 * 1024 * 1024;
-  else if (*end != '\0') bad("size", text, "bytes, with an optional K, M or G");
-  return static_cast<size_t>(v);
+  size_t bytes = 0;
+  if (!parseByteSize(text, &bytes)) bad("size", text, "bytes, with an optional K, M or G");
+  return bytes;
 }
 
 double parseNumber(const std::string& option, const char* text) {
-  char* end = nullptr;
-  const double v = std::strtod(text, &end);
-  if (end == text || *end != '\0' || !(v >= 0) || !std::isfinite(v)) bad(option, text, "a non-negative number");
+  double v = 0;
+  if (!parseNonNegative(text, &v)) bad(option, text, "a non-negative number");
   return v;
 }
 
@@ -142,19 +137,6 @@ ModelOptions parseOptions(int argc, char** argv) {
   if (o.factor <= 1) bad("-f", std::to_string(o.factor).c_str(), "a factor above 1");
   if (o.maxBytes < o.minBytes) bad("-e", std::to_string(o.maxBytes).c_str(), "at least -b");
   return o;
-}
-
-// The call of sweep size `bytes` (nccl-tests: the larger buffer of a rank).
-CollectiveArgs callFor(const ModelOptions& o, size_t bytes, int p) {
-  CollectiveArgs a;
-  a.coll = o.coll;
-  a.type = o.type;
-  a.op = o.op;
-  a.commSize = p;
-  const CollectiveSpec& spec = specOf(o.coll);
-  const bool perRankBlocks = spec.sendLength == Length::kBlocks || spec.recvLength == Length::kBlocks;
-  a.count = bytes / dataTypeSize(o.type) / (perRankBlocks ? static_cast<size_t>(p) : 1);
-  return a;
 }
 
 struct Prediction {
@@ -219,7 +201,7 @@ int run(const ModelOptions& o) {
   Config config;
   for (double b = static_cast<double>(o.minBytes); b <= static_cast<double>(o.maxBytes) * 1.0000001; b *= o.factor) {
     const size_t bytes = static_cast<size_t>(std::llround(b));
-    const CollectiveArgs args = callFor(o, bytes, p);
+    const CollectiveArgs args = sweepCall(o.coll, o.type, o.op, bytes, p);
     const Machine call = m.forCall(args);
     const LevelCosts costs = call.costs;
     TunerInput in;

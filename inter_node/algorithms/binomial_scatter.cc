@@ -25,28 +25,34 @@ void build(PlanBuilder& b, const CollectiveArgs& a, const Group& g, const BuildO
     const Slice image = b.scratch(static_cast<size_t>(t.subtreeEnd - v) * n);
     b.recv(tree.rank(t.parent), image, 0);
     int round = 0;
-    for (auto c = t.children.rbegin(); c != t.children.rend(); ++c) {  // largest subtree first
+    StepId lastSend = kNoStep;
+    for (auto c = t.children.rbegin(); c != t.children.rend(); ++c) {  // largest subtree first, one at a time
       b.label("binomial-scatter", round++);
-      b.send(tree.rank(c->member),
-             image.sub(static_cast<size_t>(c->member - v) * n, static_cast<size_t>(c->subtreeEnd - c->member) * n), 0);
+      lastSend = b.send(tree.rank(c->member),
+                        image.sub(static_cast<size_t>(c->member - v) * n, static_cast<size_t>(c->subtreeEnd - c->member) * n),
+                        0, {lastSend});
     }
     b.copy(out, image.sub(0, n));
     return;
   }
   const Slice send{BufferId::kSend, 0, n * static_cast<size_t>(p)};
   int round = 0;
+  // One send at a time, largest subtree first: each has the link to itself for its round (sends in
+  // flight together would share it and all finish at the end).
+  StepId lastSend = kNoStep;
   for (auto c = t.children.rbegin(); c != t.children.rend(); ++c) {
     b.label("binomial-scatter", round++);
     const int len = c->subtreeEnd - c->member;
     const int firstRank = (c->member + a.root) % p;
     if (firstRank + len <= p) {
-      b.send(tree.rank(c->member), send.sub(static_cast<size_t>(firstRank) * n, static_cast<size_t>(len) * n), 0);
+      lastSend = b.send(tree.rank(c->member), send.sub(static_cast<size_t>(firstRank) * n, static_cast<size_t>(len) * n), 0,
+                        {lastSend});
     } else {
       const Slice tmp = b.scratch(static_cast<size_t>(len) * n);
       const int head = p - firstRank;
       b.copy(tmp.sub(0, static_cast<size_t>(head) * n), send.sub(static_cast<size_t>(firstRank) * n, static_cast<size_t>(head) * n));
       b.copy(tmp.sub(static_cast<size_t>(head) * n, static_cast<size_t>(len - head) * n), send.sub(0, static_cast<size_t>(len - head) * n));
-      b.send(tree.rank(c->member), tmp, 0);
+      lastSend = b.send(tree.rank(c->member), tmp, 0, {lastSend});
     }
   }
   b.label("binomial-scatter", 0);

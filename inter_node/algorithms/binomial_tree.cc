@@ -49,11 +49,14 @@ void buildBinomialBroadcast(PlanBuilder& b, const Group& g, Slice src, Slice dst
     b.recv(g.rank(t.parent), dst, tagBase);
     cur = dst;
   }
-  // Children, largest subtree first, so the deepest path starts earliest.
+  // Children, largest subtree first, so the deepest path starts earliest; one send at a time, so
+  // that each has the link to itself for its round (sends in flight together share the link and
+  // would all finish at the end).
   int round = 0;
+  StepId lastSend = kNoStep;
   for (auto c = t.children.rbegin(); c != t.children.rend(); ++c, ++round) {
     b.label("binomial-broadcast", round);
-    b.send(g.rank(c->member), cur, tagBase);
+    lastSend = b.send(g.rank(c->member), cur, tagBase, {lastSend});
   }
 }
 
@@ -109,10 +112,11 @@ void buildBinomialScatter(PlanBuilder& b, const Group& g, const BlockLayout& blo
     cur = image;
   }
   int round = 0;
+  StepId lastSend = kNoStep;  // one send at a time, largest subtree first (as the broadcast)
   for (auto c = t.children.rbegin(); c != t.children.rend(); ++c, ++round) {
     b.label("binomial-scatter", round);
     const Slice child = blockRange(cur, blocks, c->member, c->subtreeEnd);
-    if (child.count != 0) b.send(g.rank(c->member), child, tagBase);
+    if (child.count != 0) lastSend = b.send(g.rank(c->member), child, tagBase, {lastSend});
   }
 }
 

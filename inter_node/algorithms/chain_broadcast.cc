@@ -26,13 +26,18 @@ void build(PlanBuilder& b, const CollectiveArgs& a, const Group& g, const BuildO
     b.label("chain-broadcast", 0);
     b.copy(dst, src);
   }
+  // A block leaves after the one before it has left: blocks in flight together would share the
+  // link and arrive together at the end, which is store-and-forward, not a pipeline.
+  StepId lastSend = kNoStep;
   for (size_t k = 0; k < M; ++k) {
     const Slice block = dst.sub(blocks.offset[k], blocks.count[k]);
     if (block.count == 0) continue;
     b.label("chain-broadcast", static_cast<int>(k));
     const int tag = static_cast<int>(k);
     if (v > 0) b.recv(chain.rank(v - 1), block, tag);
-    if (v + 1 < n) b.send(chain.rank(v + 1), v == 0 ? src.sub(blocks.offset[k], blocks.count[k]) : block, tag);
+    if (v + 1 < n) {
+      lastSend = b.send(chain.rank(v + 1), v == 0 ? src.sub(blocks.offset[k], blocks.count[k]) : block, tag, {lastSend});
+    }
   }
 }
 

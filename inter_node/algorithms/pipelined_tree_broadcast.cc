@@ -22,6 +22,7 @@ void build(PlanBuilder& b, const CollectiveArgs& a, const Group& g, const BuildO
     b.copy(dst, src);
   }
   const int parent = tree.parent[static_cast<size_t>(v)];
+  StepId lastSend = kNoStep;  // one send at a time, block by block (see chain_broadcast.cc)
   for (size_t k = 0; k < M; ++k) {
     if (blocks.count[k] == 0) continue;
     b.label("tree-broadcast", static_cast<int>(k));
@@ -29,7 +30,7 @@ void build(PlanBuilder& b, const CollectiveArgs& a, const Group& g, const BuildO
     const Slice from = v == 0 ? src.sub(blocks.offset[k], blocks.count[k]) : mine;
     if (parent >= 0) b.recv(vg.rank(parent), mine, static_cast<int>(k));
     for (int c : tree.children[static_cast<size_t>(v)]) {
-      if (c >= 0) b.send(vg.rank(c), from, static_cast<int>(k));
+      if (c >= 0) lastSend = b.send(vg.rank(c), from, static_cast<int>(k), {lastSend});
     }
   }
 }

@@ -25,6 +25,7 @@ void build(PlanBuilder& b, const CollectiveArgs& a, const Group& g, const BuildO
     if (c >= 0) fromChild.push_back(b.scratch(a.count));
   }
   const int parent = tree.parent[static_cast<size_t>(v)];
+  StepId lastSend = kNoStep;  // one block on the way up at a time (see chain_broadcast.cc)
   for (size_t k = 0; k < M; ++k) {
     if (blocks.count[k] == 0) continue;
     b.label("tree-reduce", static_cast<int>(k));
@@ -38,7 +39,7 @@ void build(PlanBuilder& b, const CollectiveArgs& a, const Group& g, const BuildO
     }
     const Slice sum = acc.sub(blocks.offset[k], blocks.count[k]);
     b.reduce(sum, terms);
-    if (parent >= 0) b.send(vg.rank(parent), sum, static_cast<int>(k));
+    if (parent >= 0) lastSend = b.send(vg.rank(parent), sum, static_cast<int>(k), {lastSend});
     else divideIfAverage(b, a, sum);
   }
 }

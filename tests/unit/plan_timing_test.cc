@@ -92,6 +92,32 @@ TEST(PlanTiming, LargeMessagesWaitForTheirReceive) {
   EXPECT_NEAR(t.seconds, reduce + message, 1e-9);
 }
 
+TEST(PlanTiming, AnEagerSendIsCompleteOnceItsBytesHaveLeft) {
+  // Rank 0 sends 100 floats to rank 1, then (after that send) to rank 2: an eager send is done when
+  // its bytes have left the NIC, so the second leaves 400 ns after the first, not a latency later.
+  Machine m = machine(3, 1, LinkCost{1e-5, 1e-9, 0});
+  m.nicBandwidth = 1e9;
+  std::vector<Plan> plans(3);
+  {
+    PlanBuilder b(&plans[0]);
+    const StepId first = b.send(1, Slice{BufferId::kSend, 0, 100}, 1);
+    b.send(2, Slice{BufferId::kSend, 0, 100}, 1, {first});
+    b.finish();
+  }
+  for (int r = 1; r <= 2; ++r) {
+    PlanBuilder b(&plans[static_cast<size_t>(r)]);
+    b.recv(0, Slice{BufferId::kRecv, 0, 100}, 1);
+    b.finish();
+  }
+  PlanTiming t;
+  ASSERT_TRUE(timePlans(plans, m, 4, &t).ok());
+  EXPECT_NEAR(t.seconds, 400e-9 + 1e-5 + 400e-9, 1e-12);
+  // Above machine.eager_bytes the first send completes when it has arrived.
+  m.eagerBytes = 100;
+  ASSERT_TRUE(timePlans(plans, m, 4, &t).ok());
+  EXPECT_NEAR(t.seconds, 2 * (1e-5 + 400e-9), 1e-12);
+}
+
 TEST(PlanTiming, AReceiveNobodySendsIsAnErrorNotAHang) {
   const Machine m = machine(2, 1, LinkCost{1e-6, 1e-9, 0});
   std::vector<Plan> plans(2);
@@ -127,6 +153,31 @@ TEST(PlanTiming, FlatPlansAgreeWithTheirFormulas) {
     ASSERT_FALSE(overBudget);
     const double formula = algo->cost(a, 8, c);
     EXPECT_NEAR(t.seconds / formula, 1.0, 0.1) << name << ": simulated " << t.seconds << " s, formula " << formula;
+  }
+}
+
+// Trees whose members send to several children give each child the link to itself, largest
+// subtree first: on one rank per node behind NICs that carry one message at a time, the binomial
+// broadcast and scatter take their formulas' ceil(log2 p) rounds. Sent all at once, the children's
+// messages would share the root's link and the rounds would add up (p = 8: 3 + 2 + 1 rounds).
+TEST(PlanTiming, TreesSendToOneChildAtATime) {
+  const LinkCost c{1e-6, 1.0 / 10e9, 0};
+  Machine m = machine(8, 1, c);
+  m.nicBandwidth = 10e9;
+  m.eagerBytes = 0;  // every message a rendezvous: the order of the root's sends is the plan's
+  for (const Collective coll : {Collective::kBroadcast, Collective::kScatter}) {
+    CollectiveArgs a;
+    a.coll = coll;
+    a.count = coll == Collective::kBroadcast ? size_t{1} << 20 : size_t{1} << 17;
+    a.commSize = 8;
+    const FlatAlgorithm* algo = findFlatAlgorithm(coll, "binomial");
+    ASSERT_NE(algo, nullptr);
+    PlanTiming t;
+    bool overBudget = false;
+    const Status s = timeAlgorithm(a, "binomial", m, 0, &t, &overBudget);
+    ASSERT_TRUE(s.ok()) << s.message();
+    const double formula = algo->cost(a, 8, c);
+    EXPECT_NEAR(t.seconds / formula, 1.0, 0.05) << collectiveName(coll) << ": simulated " << t.seconds << " s, formula " << formula;
   }
 }
 
