@@ -81,6 +81,51 @@ Vec fit(const std::vector<Sample>& samples, double cacheBytes, Mask free, const 
   return fixed;
 }
 
+// Gamma, cached and streaming, from the level's pairs: a reduce-scatter and an allgather of one size
+// (64 KiB and up) move the same bytes by formulas whose alpha and beta terms agree, and the
+// reduce-scatter also reduces them, so the difference of the two, measured back to back, prices the
+// reduction alone. Fitted over all sizes together the reduction is lost in the copies: where the
+// level's speed differs between sizes by more than the reduction costs (as this VM's does between
+// cache regimes), the least-squares gamma came out 0. Weighted by the allgather's time (relative,
+// as the fit); a component that comes out negative is held at 0. False without a pair.
+bool fitGammaFromPairs(const std::vector<Sample>& samples, double cacheBytes, Vec* x) {
+  double a00 = 0, a01 = 0, a11 = 0, b0 = 0, b1 = 0;
+  size_t pairs = 0;
+  for (const Sample& r : samples) {
+    if (r.bytes < kLargeBytes || r.coef[2] <= 0) continue;
+    for (const Sample& g : samples) {
+      if (g.bytes != r.bytes || g.coef[2] != 0 || g.seconds <= 0) continue;
+      const Vec cr = coefficients(r, cacheBytes), cg = coefficients(g, cacheBytes);
+      double rest = r.seconds - g.seconds;  // what the two gammas must explain
+      for (size_t k : {size_t{0}, size_t{1}, size_t{3}}) rest -= (cr[k] - cg[k]) * (*x)[k];
+      const double c0 = cr[2] - cg[2], c1 = cr[4] - cg[4], w = 1.0 / (g.seconds * g.seconds);
+      a00 += w * c0 * c0;
+      a01 += w * c0 * c1;
+      a11 += w * c1 * c1;
+      b0 += w * c0 * rest;
+      b1 += w * c1 * rest;
+      ++pairs;
+    }
+  }
+  if (pairs == 0) return false;
+  double g0 = 0, g1 = 0;
+  const double det = a00 * a11 - a01 * a01;
+  if (std::fabs(det) > 1e-12 * std::max(a00 * a11, 1e-300)) {
+    g0 = (b0 * a11 - b1 * a01) / det;
+    g1 = (a00 * b1 - a01 * b0) / det;
+  }
+  if (g0 < 0 || g1 < 0 || std::fabs(det) <= 1e-12 * std::max(a00 * a11, 1e-300)) {  // one of them alone, or none
+    const double only0 = a00 > 0 ? std::max(0.0, b0 / a00) : 0, only1 = a11 > 0 ? std::max(0.0, b1 / a11) : 0;
+    // The one that explains more of the differences (the larger reduction of the squared error).
+    const double gain0 = only0 * b0, gain1 = only1 * b1;
+    g0 = gain0 >= gain1 ? only0 : 0;
+    g1 = gain0 >= gain1 ? 0 : only1;
+  }
+  (*x)[2] = g0;
+  (*x)[4] = g1;
+  return true;
+}
+
 }  // namespace
 
 LevelFit fitLevel(const std::vector<Sample>& samples, double cacheBytes) {
@@ -92,9 +137,11 @@ LevelFit fitLevel(const std::vector<Sample>& samples, double cacheBytes) {
     x = fit(samples, cacheBytes, all, x);
   } else {
     x = fit(large, cacheBytes, all, x);
+    const bool paired = fitGammaFromPairs(samples, cacheBytes, &x);
     for (int round = 0; round < 2; ++round) {
       x = fit(small, cacheBytes, {true, false, false, false, false}, x);
-      x = fit(large, cacheBytes, {false, true, true, true, true}, x);
+      x = fit(large, cacheBytes, {false, true, !paired, true, !paired}, x);
+      if (paired) fitGammaFromPairs(samples, cacheBytes, &x);
     }
   }
   // A streaming value the samples could not pin down (no working set past the cache) stays "as

@@ -27,6 +27,8 @@ struct LevelFit {
 
 // The level's parameters: beta and gamma (cached and streaming) from the sizes the compositions
 // are chosen for (64 KiB and up), alpha from the small ones with the others held, twice round.
+// Where the samples hold a reduce-scatter (gamma coefficient > 0) and an allgather (none) of the
+// same size, gamma comes from their differences alone (see calibration_fit.cc).
 LevelFit fitLevel(const std::vector<Sample>& samples, double cacheBytes);
 // Prints the fitted parameters and, per sample, the measurement against the fitted model.
 void report(const char* level, const LevelFit& fitted, double cacheBytes, const std::vector<Sample>& samples);

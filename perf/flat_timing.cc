@@ -5,13 +5,14 @@
 // the same plans. Under a real MPI it times the same thing (ctest runs it that way).
 //
 // Every rank builds its plan exactly as strata-model does (the algorithm's builder with the flat
-// level of --machine), runs it -w times, then -n times between two barriers, and rank 0 prints the
-// slowest rank's mean time per call. Each output is checked against the sum, block or root value
+// level of --machine), runs it -w times, then -n times after a barrier, and rank 0 prints the
+// slowest rank's mean time per call (with --global-clock, from the last rank's start). Each output is checked against the sum, block or root value
 // it must hold (float sums of small integers, exact), so a wrong plan cannot pass as a fast one.
 //
 //   strata-flat-timing --machine FILE --op allreduce|reducescatter|allgather|broadcast|reduce
 //                      [--algo A,B|all] [-b 8] [-e 1M] [-f 4] [-n 2] [-w 1]
 //                      [--block-in-mpi]   (network simulators: wait in MPI_Waitsome when idle)
+//                      [--global-clock]   (MPI_Wtime is one clock: time from the last start)
 #include <mpi.h>
 
 #include <algorithm>
@@ -39,6 +40,7 @@ struct TimingOptions {
   double factor = 4;
   int iters = 2, warmup = 1;
   bool blockInMpi = false;
+  bool globalClock = false;  // MPI_Wtime is one clock for every rank (a simulator's)
 };
 
 int gRank = 0;
@@ -63,6 +65,10 @@ TimingOptions parseOptions(int argc, char** argv) {
     const std::string a = argv[i];
     if (a == "--block-in-mpi") {
       o.blockInMpi = true;
+      continue;
+    }
+    if (a == "--global-clock") {
+      o.globalClock = true;
       continue;
     }
     if (i + 1 >= argc) fail("option " + a + " needs a value");
@@ -191,7 +197,7 @@ double timeOne(const FlatAlgorithm& algo, const CollectiveArgs& args, const Link
   MPI_Barrier(MPI_COMM_WORLD);
   const double t0 = MPI_Wtime();
   for (int i = 0; i < o.iters; ++i) runOnce();
-  const double mine = (MPI_Wtime() - t0) / o.iters;
+  const double t1 = MPI_Wtime();
   const long long wrong = firstWrong(args, recv, SumOracle(p), me, p);
   long long anyWrong = wrong;
   MPI_Allreduce(&wrong, &anyWrong, 1, MPI_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
@@ -203,9 +209,13 @@ double timeOne(const FlatAlgorithm& algo, const CollectiveArgs& args, const Link
     MPI_Barrier(MPI_COMM_WORLD);
     fail("wrong result");
   }
-  double slowest = mine;
-  MPI_Allreduce(&mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-  return slowest;
+  // With one clock for all ranks (a simulator's), from the last rank's start to the last rank's
+  // end: the ranks leave the barrier at different times, and a rank that left early would count
+  // its wait for the others. Otherwise each rank's own clock, the slowest rank's time.
+  const double times[2] = {o.globalClock ? t0 : 0.0, o.globalClock ? t1 : t1 - t0};
+  double last[2] = {0, 0};
+  MPI_Allreduce(times, last, 2, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  return (last[1] - last[0]) / o.iters;
 }
 
 int run(int argc, char** argv) {

@@ -7,15 +7,19 @@
 #
 # What runs: strata-flat-timing (perf/flat_timing.cc), built with SimGrid's smpicxx in
 # build-smpi/, executes every rank's real plan on the library's plan executor; SMPI simulates the
-# messages (its clock is MPI_Wtime) and checks nothing about the plans, while the tool checks every
+# messages (its clock is MPI_Wtime; one call per size, no warm-up: the simulation is deterministic)
+# and checks nothing about the plans, while the tool checks every
 # output against its expected sums. strata-model (from build/, or STRATA_BUILD) times the same
 # plans with its own plan-level simulation and prices them with the closed forms.
 #
 # The platform: N hosts, each with a private full-duplex link (LINK_BW bytes/s, LINK_LAT s each
 # way) into a switch, so a message crosses two links: alpha = 2 LINK_LAT, beta = 1 / LINK_BW,
-# and the link is the NIC every message of its host shares. Three networks:
+# and the link is the NIC every message of its host shares. Four networks:
 #   ideal     SMPI's per-size latency and bandwidth corrections off (factors 1, no cross traffic):
 #             what strata-model assumes (NIC contention only, eager up to 64 KiB on both sides)
+#   rendezvous  ideal, every message a rendezvous on both sides (SMPI's detached sends off, the
+#             model's machine.eager_bytes 0): eager sends complete at once, so a rank's sends in
+#             flight together share its link in SMPI, where the model sends them one after another
 #   smpi      SMPI's default corrections, fitted by its authors on a real cluster (latency up to
 #             11.6x for large messages, bandwidth 0.34-1.09x by size) and cross traffic on
 #   tapered   ideal, behind a shared backbone of N x LINK_BW / 4 (4:1 oversubscribed core), which
@@ -63,7 +67,7 @@ if [ ! -x "$build/perf/strata-model" ]; then
 fi
 
 # The machine file: the same link as the platform, as strata-model and the plans' builders read it.
-machine_file() {  # N
+machine_file() {  # N EAGER_BYTES
   local beta alpha
   beta=$(awk -v b="$LINK_BW" 'BEGIN { printf "%.6e", 1 / b }')
   alpha=$(awk -v l="$LINK_LAT" 'BEGIN { printf "%.6e", 2 * l }')
@@ -73,7 +77,7 @@ machine.nodes $1
 machine.ranks_per_node 1
 machine.nics_per_node 1
 machine.nic_bandwidth $LINK_BW
-machine.eager_bytes $EAGER
+machine.eager_bytes $2
 cache_bytes 1e18
 EOF
   local level
@@ -99,20 +103,24 @@ platform_file() {  # N NETWORK
 EOF
 }
 
+eager_of() { if [ "$1" = rendezvous ]; then echo 0; else echo "$EAGER"; fi; }
+
 smpi_cfg() {  # NETWORK
   # Waits block in MPI (--block-in-mpi), so no injected test/probe delays are needed to move time.
-  local cfg="--cfg=smpi/simulate-computation:no --cfg=smpi/test:0 --cfg=smpi/iprobe:0 --cfg=smpi/send-is-detached-thresh:$EAGER"
+  local cfg="--cfg=smpi/simulate-computation:no --cfg=smpi/test:0 --cfg=smpi/iprobe:0"
+  cfg+=" --cfg=smpi/send-is-detached-thresh:$(eager_of "$1")"
   [ "$1" = smpi ] || cfg+=" --cfg=smpi/bw-factor:0:1 --cfg=smpi/lat-factor:0:1 --cfg=network/crosstraffic:0"
   echo "$cfg"
 }
 
-# Algorithms per collective and scale: every flat algorithm at 64 and 256 ranks; at 1024 the ones
-# with log p rounds (a ring's 2(p-1) rounds of p messages each take SMPI tens of minutes there).
+# Algorithms per collective and scale: every flat algorithm at 64 and 256 ranks; at 1024 the trees
+# and the ones with log p rounds (a ring's 2(p-1) rounds of p messages each take SMPI tens of
+# minutes there: its cost grows as p^3, each message matched against every receive posted).
 algos() {  # OP N
   case "$1:$2" in
     allreduce:1024) echo recursive_doubling,rabenseifner,circulant ;;
     allreduce:*) echo ring,recursive_doubling,rabenseifner,circulant ;;
-    broadcast:1024) echo binomial,two_tree,scatter_allgather ;;
+    broadcast:1024) echo binomial,two_tree,pipelined_tree ;;
     broadcast:*) echo binomial,two_tree,scatter_allgather,pipelined_tree,chain ;;
     allgather:1024) echo recursive_doubling,bruck ;;
     allgather:*) echo ring,recursive_doubling,bruck ;;
@@ -126,27 +134,33 @@ max_bytes() {  # N: every rank's buffers live in the one simulating process
 }
 
 networks() {  # N
-  if [ "$1" -le 256 ]; then echo "ideal smpi tapered"; else echo "ideal smpi"; fi
+  if [ "$1" -le 256 ]; then echo "ideal rendezvous smpi tapered"; else echo "ideal rendezvous smpi"; fi
 }
 
 rows="$out/rows.csv"
 echo "network,ranks,collective,algorithm,bytes,smpi_us,model_sim_us,model_formula_us" > "$rows"
 for n in $RANKS; do
-  machine_file "$n" > "$out/cluster_$n.machine"
   seq -f "node-%g" 0 $((n - 1)) > "$out/hosts_$n"
   for net in $(networks "$n"); do
+    machine="$out/cluster_${net}_$n.machine"
+    machine_file "$n" "$(eager_of "$net")" > "$machine"
     platform_file "$n" "$net" > "$out/platform_${net}_$n.xml"
     for op in allreduce broadcast allgather reducescatter; do
       tag="${net}_${n}_$op"
       a=$(algos "$op" "$n")
       e=$(max_bytes "$n")
       start=$(date +%s)
-      # shellcheck disable=SC2046
-      smpirun -np "$n" -platform "$out/platform_${net}_$n.xml" -hostfile "$out/hosts_$n" $(smpi_cfg "$net") \
-        build-smpi/perf/strata-flat-timing --machine "$out/cluster_$n.machine" --op "$op" --algo "$a" \
-        -b 8 -e "$e" -f 16 -n 1 -w 1 --block-in-mpi > "$out/smpi_$tag.txt" 2> "$out/smpi_$tag.log" ||
-        { log "SMPI run $tag FAILED (see smpi_$tag.log)"; exit 1; }
-      "$build/perf/strata-model" --machine "$out/cluster_$n.machine" --op "$op" --algo "$a" -b 8 -e "$e" -f 16 \
+      # A finished SMPI run of the same name is kept (FRESH=1 runs everything again): 256 and
+      # 1024 ranks take minutes.
+      if [ "${FRESH:-0}" = 1 ] || [ ! -s "$out/smpi_$tag.txt" ]; then
+        # shellcheck disable=SC2046
+        smpirun -np "$n" -platform "$out/platform_${net}_$n.xml" -hostfile "$out/hosts_$n" $(smpi_cfg "$net") \
+          build-smpi/perf/strata-flat-timing --machine "$machine" --op "$op" --algo "$a" \
+          -b 8 -e "$e" -f 16 -n 1 -w 0 --block-in-mpi --global-clock > "$out/smpi_$tag.partial" 2> "$out/smpi_$tag.log" ||
+          { log "SMPI run $tag FAILED (see smpi_$tag.log)"; exit 1; }
+        mv "$out/smpi_$tag.partial" "$out/smpi_$tag.txt"
+      fi
+      "$build/perf/strata-model" --machine "$machine" --op "$op" --algo "$a" -b 8 -e "$e" -f 16 \
         --simulate all --csv "$out/model_$tag.csv" > "$out/model_$tag.txt" 2>&1 ||
         { log "strata-model $tag FAILED (see model_$tag.txt)"; exit 1; }
       log "$tag: SMPI and strata-model done in $(( $(date +%s) - start )) s"
@@ -186,6 +200,8 @@ for net in dict.fromkeys(r["network"] for r in rows):
         if r["network"] != net:
             continue
         s, m, f = float(r["smpi_us"]), float(r["model_sim_us"]), float(r["model_formula_us"])
+        if m == 0:  # fewer elements than ranks: no rank has a block, nothing moves
+            continue
         e, ef = (m - s) / s, (f - s) / s
         errs.append((abs(e), r))
         print(f"| {r['ranks']} | {r['collective']} | {r['algorithm']} | {size(r['bytes'])} | {s:.1f} | {m:.1f} | "

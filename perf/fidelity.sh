@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# The cost model's fidelity on this machine: calibrate, then measure what the tuner chose and every
+# algorithm, on 2 ranks (one node) and on 8 ranks as 2 virtual nodes of 4, several rounds with the
+# calibration and the measurements interleaved (the machine's speed drifts between rounds as much as
+# the model errs, so one calibration against one later measurement judges the drift, not the
+# model). Prints, per (shape, collective, size): the tuner's choice, its prediction against its
+# measured time, and how far the choice is from the fastest algorithm measured.
+#
+#   perf/fidelity.sh [OUTDIR] [ROUNDS]       (default out/fidelity, 3 rounds)
+#
+# Every figure is a median over the rounds (each round's figure a median of -n 20 calls). Sizes
+# 64 KiB - 16 MiB by 4x; allreduce, broadcast, allgather, reducescatter. Needs build/ (STRATA_BUILD)
+# and mpiexec.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+out=${1:-out/fidelity}
+rounds=${2:-3}
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+build=${STRATA_BUILD:-build}
+perf="$build/perf/strata-perf"
+[ -x "$perf" ] || { echo "fidelity: $perf not built" >&2; exit 1; }
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+ops=allreduce,broadcast,allgather,reducescatter
+sweep=(-b 64K -e 16M -f 4 -n 20 -w 5 --impl strata --op "$ops")
+
+for ((round = 1; round <= rounds; ++round)); do
+  for shape in 2x1 8x4; do   # ranks x ranks per node (2x1: one node of 2, the library's own grouping)
+    np=${shape%x*}
+    rpn=${shape#*x}
+    env=()
+    [ "$rpn" = 1 ] || env=(-x "STRATA_RANKS_PER_NODE=$rpn")
+    cal="$out/calibration_${shape}_$round.machine"
+    mpiexec -n "$np" "${env[@]}" "$perf" --calibrate "$cal" -b 0 -e 0 > "$out/calibration_${shape}_$round.txt" 2>&1
+    mpiexec -n "$np" "${env[@]}" -x "STRATA_TOPO_FILE=$cal" "$perf" "${sweep[@]}" \
+      --csv "$out/auto_${shape}_$round.csv" > "$out/auto_${shape}_$round.txt" 2>&1
+    mpiexec -n "$np" "${env[@]}" -x "STRATA_TOPO_FILE=$cal" "$perf" "${sweep[@]}" --algo all \
+      --csv "$out/all_${shape}_$round.csv" > "$out/all_${shape}_$round.txt" 2>&1
+    echo "[fidelity] round $round, $np ranks ($shape): done" >&2
+  done
+done
+
+python3 - "$out" "$rounds" <<'EOF' | tee "$out/fidelity.md"
+import csv, statistics, sys
+from collections import defaultdict
+out, rounds = sys.argv[1], int(sys.argv[2])
+def rows(kind, shape, r):
+    return [x for x in csv.DictReader(open(f"{out}/{kind}_{shape}_{r}.csv")) if x["inplace"] == "0"]
+def size(b):
+    b = int(b)
+    return f"{b >> 20} MiB" if b >= 1 << 20 else f"{b >> 10} KiB"
+print("| shape | collective | size | tuner's choice | predicted (us) | measured (us) | error | fastest measured | choice / fastest |")
+print("| --- | --- | ---: | --- | ---: | ---: | ---: | --- | ---: |")
+within15 = total = good = cells = 0
+errors = []
+for shape, label in (("2x1", "2 ranks"), ("8x4", "2x4")):
+    auto = defaultdict(list)   # (op, bytes) -> [(algo, model, time)] per round
+    every = defaultdict(list)  # (op, bytes, algo) -> [time] per round
+    for r in range(1, rounds + 1):
+        for x in rows("auto", shape, r):
+            auto[(x["op"], int(x["size_bytes"]))].append((x["algo"], float(x["model_us"]), float(x["time_us"])))
+        for x in rows("all", shape, r):
+            every[(x["op"], int(x["size_bytes"]), x["algo"])].append(float(x["time_us"]))
+    for (op, b), runs in sorted(auto.items()):
+        algos = [a for a, _, _ in runs]
+        choice = max(set(algos), key=algos.count)
+        model = statistics.median(m for _, m, _ in runs)
+        time = statistics.median(t for _, _, t in runs)
+        err = model / time - 1
+        errors.append(abs(err))
+        total += 1
+        within15 += abs(err) <= 0.15
+        times = {a: statistics.median(t) for (o, bb, a), t in every.items() if o == op and bb == b}
+        best = min(times, key=times.get)
+        ratio = times.get(choice, float("nan")) / times[best]
+        cells += 1
+        good += ratio <= 1.10
+        print(f"| {label} | {op} | {size(b)} | {choice} | {model:.1f} | {time:.1f} | {100 * err:+.0f}% | {best} | {ratio:.2f} |")
+print(f"\npredicted within 15% of measured: {within15} of {total} (median |error| {100 * statistics.median(errors):.1f}%); "
+      f"tuner's choice within 10% of the fastest: {good} of {cells}; {rounds} interleaved rounds")
+EOF
