@@ -1,6 +1,6 @@
 // strata-perf --calibrate's fit (perf/calibration_fit.h) on samples made from known parameters:
 // exact samples give the parameters back, and a level whose speed drifts from size to size (both
-// calls of a size alike, as they are measured back to back) still has its reduction priced.
+// calls of a size alike, as they are measured back to back) keeps its reduction's price.
 #include <gtest/gtest.h>
 
 #include <vector>
@@ -47,9 +47,9 @@ TEST(CalibrationFit, ExactSamplesGiveTheirParametersBack) {
 }
 
 TEST(CalibrationFit, GammaSurvivesALevelWhoseSpeedDriftsBetweenSizes) {
-  // The large sizes run 0.6x - 1.5x as long as the parameters say, size by size: a fit over all
-  // sizes at once explains that with beta and loses the reduction; the differences of each size's
-  // pair keep it (within the drift's own spread).
+  // The large sizes run 0.6x - 1.5x as long as the parameters say, size by size (both calls of a
+  // size alike, as when the machine's speed drifts between sizes): gamma, from each size's pair,
+  // stays within the drift's own spread.
   const LevelFit f = fitLevel(nodeSamples({1.0, 1.0, 1.5, 0.6, 1.4, 0.7, 1.0}), kCache);
   EXPECT_GT(f.link.gamma, 0.5 * kCached.gamma);
   EXPECT_LT(f.link.gamma, 1.6 * kCached.gamma);
