@@ -83,8 +83,10 @@ void buildRingReduceScatter(PlanBuilder& b, const Group& g, const std::vector<Sl
 
 // Ring allgather (002, "Linear-ring allgather"): p-1 rounds; in round s member r forwards block
 // (r-s) to r+1 and receives block (r-s-1) from r-1. `mine` is my block (copied to out[me] unless
-// it is the same slice); out[i] receives block i.
-void buildRingAllGather(PlanBuilder& b, const Group& g, Slice mine, const std::vector<Slice>& out, int tagBase = 0);
+// it is the same slice); out[i] receives block i. Its sends start after `sendsAfter` (a step of
+// an earlier phase whose messages would otherwise share the link with the ring's).
+void buildRingAllGather(PlanBuilder& b, const Group& g, Slice mine, const std::vector<Slice>& out, int tagBase = 0,
+                        StepId sendsAfter = kNoStep);
 
 // The binomial tree of `g` rooted at member 0 (inter_node/algorithms/binomial_tree.cc), as member
 // g.me sees it: its parent (-1 at the root), the end of its subtree [me, subtreeEnd), and its
@@ -111,8 +113,9 @@ void buildBinomialGather(PlanBuilder& b, const Group& g, const BlockLayout& bloc
 // Binomial scatter from member 0 of `g` (002, "Binomial tree-like, divide-and-conquer scatter"):
 // the inverse of the gather. Member 0's blocks are in `source`; member v receives the range of its
 // subtree into `image` and forwards the children's ranges.
-void buildBinomialScatter(PlanBuilder& b, const Group& g, const BlockLayout& blocks, Slice source, Slice image,
-                          int tagBase = 0);
+// Returns this member's last send (kNoStep: none), one send at a time, largest subtree first.
+StepId buildBinomialScatter(PlanBuilder& b, const Group& g, const BlockLayout& blocks, Slice source, Slice image,
+                            int tagBase = 0);
 
 // Binomial broadcast from member 0 of `g` (002, "Binomial tree broadcast"): member 0 sends `src`;
 // every other member receives into `dst` and forwards to its children, largest subtree first.

@@ -100,8 +100,8 @@ void buildBinomialGather(PlanBuilder& b, const Group& g, const BlockLayout& bloc
   }
 }
 
-void buildBinomialScatter(PlanBuilder& b, const Group& g, const BlockLayout& blocks, Slice source, Slice image,
-                          int tagBase) {
+StepId buildBinomialScatter(PlanBuilder& b, const Group& g, const BlockLayout& blocks, Slice source, Slice image,
+                            int tagBase) {
   const BinomialLinks t = binomialLinks(g);
   const int v = g.me;
   b.label("binomial-scatter", 0);
@@ -118,6 +118,7 @@ void buildBinomialScatter(PlanBuilder& b, const Group& g, const BlockLayout& blo
     const Slice child = blockRange(cur, blocks, c->member, c->subtreeEnd);
     if (child.count != 0) lastSend = b.send(g.rank(c->member), child, tagBase, {lastSend});
   }
+  return lastSend;
 }
 
 }  // namespace strata

@@ -4,7 +4,8 @@
 
 namespace strata {
 
-void buildRingAllGather(PlanBuilder& b, const Group& g, Slice mine, const std::vector<Slice>& out, int tagBase) {
+void buildRingAllGather(PlanBuilder& b, const Group& g, Slice mine, const std::vector<Slice>& out, int tagBase,
+                        StepId sendsAfter) {
   const int p = g.size();
   const int r = g.me;
   b.label("allgather", 0);
@@ -17,7 +18,7 @@ void buildRingAllGather(PlanBuilder& b, const Group& g, Slice mine, const std::v
     const int sendBlock = block(r - s);
     const int recvBlock = block(r - s - 1);
     const Slice& sendSlice = out[static_cast<size_t>(sendBlock)];
-    if (sendSlice.count != 0) b.send(right, s == 0 ? mine : sendSlice, tagBase + s);
+    if (sendSlice.count != 0) b.send(right, s == 0 ? mine : sendSlice, tagBase + s, {sendsAfter});
     if (out[static_cast<size_t>(recvBlock)].count != 0) b.recv(left, out[static_cast<size_t>(recvBlock)], tagBase + s);
   }
 }

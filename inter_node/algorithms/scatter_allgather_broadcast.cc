@@ -15,12 +15,14 @@ void build(PlanBuilder& b, const CollectiveArgs& a, const Group& g, const BuildO
   const Slice src{BufferId::kSend, 0, a.count};
   const Slice dst{BufferId::kRecv, 0, a.count};
   b.setPhase(0);
-  buildBinomialScatter(b, tree, blocks, src, dst);
+  const StepId lastScatterSend = buildBinomialScatter(b, tree, blocks, src, dst);
   std::vector<Slice> out(static_cast<size_t>(n));
   for (int i = 0; i < n; ++i) out[static_cast<size_t>(i)] = dst.sub(blocks.offset[static_cast<size_t>(i)], blocks.count[static_cast<size_t>(i)]);
   const Slice mine = (tree.me == 0 ? src : dst).sub(blocks.offset[static_cast<size_t>(tree.me)], blocks.count[static_cast<size_t>(tree.me)]);
   b.setPhase(1);
-  buildRingAllGather(b, tree, mine, out);
+  // The ring's sends wait for this rank's scatter sends: on a link the two would share, the ring's
+  // blocks would slow the scatter's forwarding, which the ranks below are waiting for.
+  buildRingAllGather(b, tree, mine, out, 0, lastScatterSend);
 }
 
 double cost(const CollectiveArgs& a, int p, const LinkCost& c) {
