@@ -6,8 +6,9 @@
 //
 // Every rank builds its plan exactly as strata-model does (the algorithm's builder with the flat
 // level of --machine), runs it -w times, then -n times after a barrier, and rank 0 prints the
-// slowest rank's mean time per call (with --global-clock, from the last rank's start). Each output is checked against the sum, block or root value
-// it must hold (float sums of small integers, exact), so a wrong plan cannot pass as a fast one.
+// slowest rank's mean time per call (with --global-clock, from the last rank's start). Each output
+// is checked against the sum, block or root value it must hold (float sums of small integers,
+// exact), so a wrong plan cannot pass as a fast one.
 //
 //   strata-flat-timing --machine FILE --op allreduce|reducescatter|allgather|broadcast|reduce
 //                      [--algo A,B|all] [-b 8] [-e 1M] [-f 4] [-n 2] [-w 1]
@@ -83,14 +84,7 @@ TimingOptions parseOptions(int argc, char** argv) {
       }
     } else if (a == "--algo") {
       o.algos.clear();
-      if (std::string(v) == "all") continue;
-      std::string s = v;
-      for (size_t start = 0; start <= s.size();) {
-        const size_t comma = s.find(',', start);
-        const size_t end = comma == std::string::npos ? s.size() : comma;
-        if (end > start) o.algos.push_back(s.substr(start, end - start));
-        start = end + 1;
-      }
+      if (std::string(v) != "all") o.algos = splitList(v);
     } else if (a == "-b" || a == "-e") {
       if (!parseByteSize(v, &bytes)) fail(a + " " + v + ": expected bytes, with an optional K, M or G");
       (a == "-b" ? o.minBytes : o.maxBytes) = bytes;
@@ -230,27 +224,28 @@ int run(int argc, char** argv) {
   int flag = 0;
   MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &ub, &flag);
   const int tagUpperBound = flag != 0 && ub != nullptr ? *ub : 32767;
+  for (const std::string& name : o.algos) {
+    if (findFlatAlgorithm(o.coll, name) == nullptr) fail("--algo " + name + ": no flat " + collectiveName(o.coll) + " of that name");
+  }
   if (gRank == 0) {
     std::printf("# strata-flat-timing: %s on %d ranks (one per node), float sum, flat level of %s\n",
                 collectiveName(o.coll), p, o.machine.c_str());
     std::printf("# %12s  %-24s %14s %6s\n", "size (B)", "algorithm", "time (us)", "check");
   }
-  for (const std::string& name : o.algos) {
-    if (findFlatAlgorithm(o.coll, name) == nullptr) fail("--algo " + name + ": no flat " + collectiveName(o.coll) + " of that name");
-  }
   for (double b = static_cast<double>(o.minBytes); b <= static_cast<double>(o.maxBytes) * 1.0000001; b *= o.factor) {
-    const CollectiveArgs args = sweepCall(o.coll, strataFloat32, strataSum, static_cast<size_t>(std::llround(b)), p);
+    const size_t bytes = static_cast<size_t>(std::llround(b));
+    const CollectiveArgs args = sweepCall(o.coll, strataFloat32, strataSum, bytes, p);
     const LinkCost flat = m.forCall(args).costs.flat;
     for (const FlatAlgorithm* algo : flatAlgorithmsFor(o.coll)) {
       const bool named = std::find(o.algos.begin(), o.algos.end(), algo->name) != o.algos.end();
       if (!o.algos.empty() && !named) continue;
       const std::string why = algo->whyUnsupported(args, p);
       if (!why.empty()) {
-        if (gRank == 0 && named) std::printf("  %12zu  %-24s %14s %6s  (%s)\n", static_cast<size_t>(b), algo->name, "-", "-", why.c_str());
+        if (gRank == 0 && named) std::printf("  %12zu  %-24s %14s %6s  (%s)\n", bytes, algo->name, "-", "-", why.c_str());
         continue;
       }
       const double seconds = timeOne(*algo, args, flat, o, gRank, p, tagUpperBound);
-      if (gRank == 0) std::printf("  %12zu  %-24s %14.3f %6s\n", static_cast<size_t>(std::llround(b)), algo->name, seconds * 1e6, "ok");
+      if (gRank == 0) std::printf("  %12zu  %-24s %14.3f %6s\n", bytes, algo->name, seconds * 1e6, "ok");
     }
     if (gRank == 0) std::fflush(stdout);
   }

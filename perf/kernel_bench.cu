@@ -14,28 +14,17 @@
 
 #include "kernels/common/datatype.h"
 #include "kernels/cuda/cuda_kernels.h"
+#include "perf/option_values.h"
 
 namespace {
 
 size_t parseBytes(const char* s) {
-  char* end = nullptr;
-  double v = std::strtod(s, &end);
-  if (*end == 'K' || *end == 'k') v *= 1024;
-  if (*end == 'M' || *end == 'm') v *= 1024 * 1024;
-  if (*end == 'G' || *end == 'g') v *= 1024.0 * 1024 * 1024;
-  return static_cast<size_t>(v);
-}
-
-std::vector<std::string> split(const std::string& s) {
-  std::vector<std::string> out;
-  size_t b = 0;
-  while (b <= s.size()) {
-    const size_t e = s.find(',', b);
-    out.push_back(s.substr(b, e == std::string::npos ? std::string::npos : e - b));
-    if (e == std::string::npos) break;
-    b = e + 1;
+  size_t bytes = 0;
+  if (!strata::perf::parseByteSize(s, &bytes)) {
+    std::fprintf(stderr, "strata-kernel-bench: bad size '%s' (bytes, with an optional K, M or G)\n", s);
+    std::exit(2);
   }
-  return out;
+  return bytes;
 }
 
 #define CHECK(x)                                                                             \
@@ -88,8 +77,8 @@ int main(int argc, char** argv) {
     if (a == "--bytes") bytes = parseBytes(value());
     else if (a == "--inputs") {
       inputs.clear();
-      for (const std::string& s : split(value())) inputs.push_back(std::atoi(s.c_str()));
-    } else if (a == "--types") types = split(value());
+      for (const std::string& s : strata::perf::splitList(value())) inputs.push_back(std::atoi(s.c_str()));
+    } else if (a == "--types") types = strata::perf::splitList(value());
     else if (a == "-n") iters = std::atoi(value());
     else {
       std::fprintf(stderr, "usage: strata-kernel-bench [--bytes 256M] [--inputs 2,3,4,8] [--types float,bfloat16] [-n 20]\n");

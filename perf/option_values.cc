@@ -25,4 +25,16 @@ bool parseNonNegative(const char* text, double* out) {
   return true;
 }
 
+std::vector<std::string> splitList(const std::string& s) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= s.size()) {
+    const size_t pos = s.find(',', start);
+    out.push_back(s.substr(start, pos == std::string::npos ? std::string::npos : pos - start));
+    if (pos == std::string::npos) break;
+    start = pos + 1;
+  }
+  return out;
+}
+
 }  // namespace strata::perf

@@ -69,18 +69,6 @@ size_t parseBytes(const char* text) {
 
 }  // namespace
 
-std::vector<std::string> splitList(const std::string& s) {
-  std::vector<std::string> out;
-  size_t start = 0;
-  while (start <= s.size()) {
-    const size_t pos = s.find(',', start);
-    out.push_back(s.substr(start, pos == std::string::npos ? std::string::npos : pos - start));
-    if (pos == std::string::npos) break;
-    start = pos + 1;
-  }
-  return out;
-}
-
 Options parseOptions(int argc, char** argv) {
   Options o;
   bool opIsCollective = false;

@@ -40,7 +40,6 @@ extern int gRank, gSize;
 bool isMpiImpl(const std::string& impl);
 // The command line; a bad one prints the usage and exits.
 Options parseOptions(int argc, char** argv);
-std::vector<std::string> splitList(const std::string& s);
 // The sizes of the sweep, -b to -e by -f (or -i).
 std::vector<size_t> sweep(const Options& o);
 

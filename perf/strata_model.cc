@@ -114,14 +114,7 @@ ModelOptions parseOptions(int argc, char** argv) {
       if (!parseRedOp(v, &o.op)) bad(a, v, "sum, prod, max, min or avg");
     } else if (a == "--algo") {
       o.algos.clear();
-      std::string s = v;
-      if (s == "all") continue;
-      for (size_t pos = 0; pos <= s.size();) {
-        const size_t comma = s.find(',', pos);
-        o.algos.push_back(s.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos));
-        if (comma == std::string::npos) break;
-        pos = comma + 1;
-      }
+      if (std::string(v) != "all") o.algos = splitList(v);
     } else if (a == "--simulate") {
       o.simulate = v;
       if (o.simulate != "auto" && o.simulate != "off" && o.simulate != "all") bad(a, v, "auto, off or all");

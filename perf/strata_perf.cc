@@ -21,6 +21,7 @@
 
 #include "perf/calibrate.h"
 #include "perf/device_support.h"
+#include "perf/option_values.h"
 #include "perf/options.h"
 #include "perf/report.h"
 #include "perf/runner.h"
