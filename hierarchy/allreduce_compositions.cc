@@ -48,7 +48,7 @@ void buildLeader(PlanBuilder& b, const CollectiveArgs& a, const Topology& t, con
   if (t.myLocalRank() == 0) {
     const Group leaders = representatives(t, t.nodes[0][0]);
     NestedCall call(Collective::kAllReduce, a.count, 0, true);
-    buildLevel(b, a, call, leaders, out, out, c.lane, 1);
+    buildLevel(b, a, call, leaders, out, out, representativesLink(c.lane, t), 1);
   }
   b.label("node-broadcast", 0);
   b.nodeOp(nodeBroadcast(team, 0, out, out));
@@ -58,7 +58,7 @@ double costLeader(const CollectiveArgs& a, const Topology& t, const LevelCosts& 
   const int n = t.maxNodeSize(), N = t.numNodes();
   const double m = callBytes(a);
   NestedCall call(Collective::kAllReduce, a.count, 0, true);
-  return nodeReduceCost(m, n, c.node) + (N > 1 ? levelCost(a, call, N, c.lane) : 0.0) + nodeBroadcastCost(m, n, c.node);
+  return nodeReduceCost(m, n, c.node) + (N > 1 ? levelCost(a, call, N, representativesLink(c.lane, t)) : 0.0) + nodeBroadcastCost(m, n, c.node);
 }
 
 std::string oneShotSupported(const CollectiveArgs&, const Topology& t) {

@@ -122,7 +122,7 @@ void buildScanLeader(PlanBuilder& b, const CollectiveArgs& a, const Topology& t,
   b.nodeOp(nodeReduce(team, 0, in, total));
   if (leader) {
     NestedCall call(Collective::kExscan, a.count, 0, false);
-    buildLevel(b, a, call, representatives(t, t.nodes[0][0]), total, E, c.lane, 1);
+    buildLevel(b, a, call, representatives(t, t.nodes[0][0]), total, E, representativesLink(c.lane, t), 1);
   }
   if (t.myNode() > 0) {
     b.label("node-broadcast", 0);
@@ -137,7 +137,7 @@ double costScanLeader(const CollectiveArgs& a, const Topology& t, const LevelCos
   const int n = t.maxNodeSize(), N = t.numNodes();
   const double m = callBytes(a);
   NestedCall call(Collective::kExscan, a.count, 0, false);
-  return nodeReduceCost(m, n, c.node) + (N > 1 ? levelCost(a, call, N, c.lane) : 0.0) + nodeBroadcastCost(m, n, c.node) +
+  return nodeReduceCost(m, n, c.node) + (N > 1 ? levelCost(a, call, N, representativesLink(c.lane, t)) : 0.0) + nodeBroadcastCost(m, n, c.node) +
          nodeScanCost(m, n, c.node) + c.node.gamma * 2 * m;
 }
 
@@ -149,7 +149,7 @@ void buildBarrier(PlanBuilder& b, const CollectiveArgs& a, const Topology& t, co
   const StepId leadersFrom = b.nextStepId();
   if (team.me == 0) {
     NestedCall call(Collective::kBarrier, 0, 0, false);
-    buildLevel(b, a, call, representatives(t, t.nodes[0][0]), Slice{}, Slice{}, c.lane, 1);
+    buildLevel(b, a, call, representatives(t, t.nodes[0][0]), Slice{}, Slice{}, representativesLink(c.lane, t), 1);
   }
   b.label("node-barrier", 1);
   const StepId last = b.nodeOp(nodeBarrier(team));
@@ -162,7 +162,7 @@ void buildBarrier(PlanBuilder& b, const CollectiveArgs& a, const Topology& t, co
 }
 
 double costBarrier(const CollectiveArgs&, const Topology& t, const LevelCosts& c) {
-  return 2 * nodeBarrierCost(t.maxNodeSize(), c.node) + ceilLog2(t.numNodes()) * c.lane.alpha;
+  return 2 * nodeBarrierCost(t.maxNodeSize(), c.node) + ceilLog2(t.numNodes()) * representativesLink(c.lane, t).alpha;
 }
 
 }  // namespace

@@ -78,7 +78,7 @@ void buildAllGatherLeader(PlanBuilder& b, const CollectiveArgs& a, const Topolog
       call.counts.push_back(t.nodes[static_cast<size_t>(k)].size() * n);
       call.displs.push_back(static_cast<size_t>(t.nodes[static_cast<size_t>(k)].front()) * n);
     }
-    buildLevel(b, a, call, representatives(t, t.nodes[0][0]), nodeRange(t, recv, n, t.myNode()), recv, c.lane, 1);
+    buildLevel(b, a, call, representatives(t, t.nodes[0][0]), nodeRange(t, recv, n, t.myNode()), recv, representativesLink(c.lane, t), 1);
   }
   b.label("node-broadcast", 0);
   b.nodeOp(nodeBroadcast(team, 0, recv, recv));
@@ -88,7 +88,7 @@ double costAllGatherLeader(const CollectiveArgs& a, const Topology& t, const Lev
   const int n = t.maxNodeSize(), N = t.numNodes();
   const double total = callBytes(a) * t.size;
   NestedCall call(Collective::kAllGather, a.count * static_cast<size_t>(n), 0, true);
-  return nodeGatherCost(callBytes(a) * n, n, c.node) + (N > 1 ? levelCost(a, call, N, c.lane) : 0.0) +
+  return nodeGatherCost(callBytes(a) * n, n, c.node) + (N > 1 ? levelCost(a, call, N, representativesLink(c.lane, t)) : 0.0) +
          nodeBroadcastCost(total, n, c.node);
 }
 
@@ -133,7 +133,7 @@ void buildReduceScatterLeader(PlanBuilder& b, const CollectiveArgs& a, const Top
   if (leader) {
     NestedCall call(Collective::kReduceScatterv, n * team.ranks.size(), 0, false);
     for (int k = 0; k < t.numNodes(); ++k) call.counts.push_back(t.nodes[static_cast<size_t>(k)].size() * n);
-    buildLevel(b, a, call, representatives(t, t.nodes[0][0]), sum, mineOfNode, c.lane, 1);
+    buildLevel(b, a, call, representatives(t, t.nodes[0][0]), sum, mineOfNode, representativesLink(c.lane, t), 1);
   }
   std::vector<std::vector<Slice>> inPieces, outPieces;
   for (int l = 0; l < team.size(); ++l) {
@@ -148,7 +148,7 @@ double costReduceScatterLeader(const CollectiveArgs& a, const Topology& t, const
   const int n = t.maxNodeSize(), N = t.numNodes();
   const double total = callBytes(a) * t.size;
   NestedCall call(Collective::kReduceScatter, a.count * static_cast<size_t>(n), 0, false);
-  return nodeReduceCost(total, n, c.node) + (N > 1 ? levelCost(a, call, N, c.lane) : 0.0) +
+  return nodeReduceCost(total, n, c.node) + (N > 1 ? levelCost(a, call, N, representativesLink(c.lane, t)) : 0.0) +
          nodeGatherCost(callBytes(a) * n, n, c.node);
 }
 
@@ -203,14 +203,14 @@ void buildGatherLeader(PlanBuilder& b, const CollectiveArgs& a, const Topology& 
       call.counts.push_back(t.nodes[static_cast<size_t>(k)].size() * n);
       call.displs.push_back(static_cast<size_t>(t.nodes[static_cast<size_t>(k)].front()) * n);
     }
-    buildLevel(b, a, call, representatives(t, a.root), nodeBuf, recv, c.lane, 1);
+    buildLevel(b, a, call, representatives(t, a.root), nodeBuf, recv, representativesLink(c.lane, t), 1);
   }
 }
 
 double costGatherLeader(const CollectiveArgs& a, const Topology& t, const LevelCosts& c) {
   const int n = t.maxNodeSize(), N = t.numNodes();
   NestedCall call(Collective::kGather, a.count * static_cast<size_t>(n), 0, false);
-  return nodeGatherCost(callBytes(a) * n, n, c.node) + (N > 1 ? levelCost(a, call, N, c.lane) : 0.0);
+  return nodeGatherCost(callBytes(a) * n, n, c.node) + (N > 1 ? levelCost(a, call, N, representativesLink(c.lane, t)) : 0.0);
 }
 
 // ---- scatter ----
@@ -254,7 +254,7 @@ void buildScatterLeader(PlanBuilder& b, const CollectiveArgs& a, const Topology&
       call.sendCounts.push_back(t.nodes[static_cast<size_t>(k)].size() * n);
       call.sendDispls.push_back(static_cast<size_t>(t.nodes[static_cast<size_t>(k)].front()) * n);
     }
-    buildLevel(b, a, call, representatives(t, a.root), send, nodeBuf, c.lane, 1);
+    buildLevel(b, a, call, representatives(t, a.root), send, nodeBuf, representativesLink(c.lane, t), 1);
   }
   std::vector<std::vector<Slice>> inPieces, outPieces;
   for (int l = 0; l < team.size(); ++l) {

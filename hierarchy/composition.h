@@ -74,6 +74,12 @@ void buildLevel(PlanBuilder& b, const CollectiveArgs& outer, const NestedCall& c
 
 // One member per node: `root` on the root's node, the first member elsewhere; in node order.
 Group representatives(const Topology& t, int root);
+// The lane level as the representatives' collective sees it: one member of each node busy while
+// the others wait for the node step after it (kernels/plan/cost.h, HostShare), not every lane.
+// Builds and costs alike read it, so the level's algorithm is the one that was priced.
+inline LinkCost representativesLink(const LinkCost& lane, const Topology& t) {
+  return lane.atShare(1.0 / t.maxNodeSize());
+}
 bool isRepresentative(const Topology& t, int root);
 // Index of node k's lane member (by local rank) in the lane group: nodes are in order.
 inline int laneIndexOfNode(int node) { return node; }

@@ -51,7 +51,7 @@ void buildBroadcastLeader(PlanBuilder& b, const CollectiveArgs& a, const Topolog
   const Group reps = representatives(t, a.root);
   if (isRepresentative(t, a.root)) {
     NestedCall call(Collective::kBroadcast, a.count, rootNode(a, t), a.inPlace);
-    buildLevel(b, a, call, reps, in, out, c.lane, 1);
+    buildLevel(b, a, call, reps, in, out, representativesLink(c.lane, t), 1);
   }
   const int rep = t.myNode() == rootNode(a, t) ? rootLocal(a, t) : 0;
   b.label("node-broadcast", 0);
@@ -61,7 +61,7 @@ void buildBroadcastLeader(PlanBuilder& b, const CollectiveArgs& a, const Topolog
 double costBroadcastLeader(const CollectiveArgs& a, const Topology& t, const LevelCosts& c) {
   const int n = t.maxNodeSize(), N = t.numNodes();
   NestedCall call(Collective::kBroadcast, a.count, 0, false);
-  return (N > 1 ? levelCost(a, call, N, c.lane) : 0.0) + nodeBroadcastCost(callBytes(a), n, c.node);
+  return (N > 1 ? levelCost(a, call, N, representativesLink(c.lane, t)) : 0.0) + nodeBroadcastCost(callBytes(a), n, c.node);
 }
 
 void buildReduceFullLane(PlanBuilder& b, const CollectiveArgs& a, const Topology& t, const LevelCosts& c) {
@@ -103,14 +103,14 @@ void buildReduceLeader(PlanBuilder& b, const CollectiveArgs& a, const Topology& 
   b.nodeOp(nodeReduce(team, repLocal, in, partial));
   if (rep) {
     NestedCall call(Collective::kReduce, a.count, rootNode(a, t), true);
-    buildLevel(b, a, call, representatives(t, a.root), partial, partial, c.lane, 1);
+    buildLevel(b, a, call, representatives(t, a.root), partial, partial, representativesLink(c.lane, t), 1);
   }
 }
 
 double costReduceLeader(const CollectiveArgs& a, const Topology& t, const LevelCosts& c) {
   const int n = t.maxNodeSize(), N = t.numNodes();
   NestedCall call(Collective::kReduce, a.count, 0, true);
-  return nodeReduceCost(callBytes(a), n, c.node) + (N > 1 ? levelCost(a, call, N, c.lane) : 0.0);
+  return nodeReduceCost(callBytes(a), n, c.node) + (N > 1 ? levelCost(a, call, N, representativesLink(c.lane, t)) : 0.0);
 }
 
 }  // namespace

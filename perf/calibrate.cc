@@ -6,8 +6,11 @@
 // together (flat ring allgather and ring reduce-scatter between the nodes), the flat level on the
 // whole communicator (the same ring algorithms). The parameters are then fitted to the very cost
 // formulas the tuner evaluates: every formula is linear in (alpha, beta, gamma), so its coefficients
-// come from evaluating it with unit parameters, and (alpha, beta, gamma) >= 0 minimise the squared
-// relative error over all sizes (relative, so that 8 B and 16 MiB weigh alike).
+// come from evaluating it with unit parameters; beta and gamma per size make the level's curve over
+// the working set, alpha comes from the small sizes (perf/calibration_fit.h). The lanes and the
+// flat communicator are also measured alone, one lane (one pair of ranks) busy while the others
+// wait: what a leader composition's lanes or a tree's first round see (kernels/plan/cost.h,
+// HostShare).
 #include "perf/calibrate.h"
 
 #include <mpi.h>
@@ -21,6 +24,8 @@
 #include <fstream>
 #include <map>
 #include <string>
+#include <thread>
+#include <type_traits>
 #include <vector>
 
 #include "inter_node/algorithms/algorithm.h"
@@ -48,12 +53,15 @@ double predict(strataComm_t comm, const CollectiveArgs& args, const std::string&
 
 // Times `algo` of collective `op` on `comm` (every rank of the job calls this at once, each on its
 // own sub-communicator), medians of the slowest rank of the whole job.
-bool measure(strataComm_t comm, const std::string& op, const std::string& algo, Level level, size_t bytes, int iters,
-             int warmup, std::vector<Sample>* out) {
+// `active`: this rank takes part (the others only join the job-wide barriers, waiting there);
+// `hostProcesses`: the processes of the host the sample's working set counts (the whole job's, as
+// the tuner counts them, also when only some of them are busy).
+bool measure(strataComm_t comm, bool active, int hostProcesses, const std::string& op, const std::string& algo,
+             Level level, size_t bytes, int iters, int warmup, std::vector<Sample>* out) {
   const int size = tools::topologyOf(comm).size;
   const CollectiveDescriptor& d = *findDescriptor(op);
   const CallShape s = d.shape(bytes, 4, size);
-  const bool skip = s.count == 0;  // still joins the job-wide barriers below
+  const bool skip = s.count == 0 || !active;  // still joins the job-wide barriers below
   // One pair of buffers for every measurement, touched once: fresh allocations each time measured
   // page faults, and buffers that moved between sizes measured their placement.
   static std::vector<float> send(kMaxBytes / sizeof(float), 0.5f), recv(kMaxBytes / sizeof(float), 0.0f);
@@ -77,7 +85,7 @@ bool measure(strataComm_t comm, const std::string& op, const std::string& algo, 
   int allOk = ok ? 1 : 0;
   MPI_Allreduce(MPI_IN_PLACE, &allOk, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
   if (!allOk) return false;
-  if (skip) return true;
+  if (skip) return true;  // the busy ranks' samples are the same job-wide medians
   CollectiveArgs args;
   args.coll = d.coll;
   args.count = s.count;
@@ -87,7 +95,7 @@ bool measure(strataComm_t comm, const std::string& op, const std::string& algo, 
   Sample smp;
   smp.seconds = slowest[slowest.size() / 2];
   smp.bytes = s.reportedBytes;
-  smp.workingSet = tools::hostProcessesOf(comm) * rankWorkingSetBytes(args);
+  smp.workingSet = hostProcesses * rankWorkingSetBytes(args);
   smp.coef = {predict(comm, args, algo, level, {1, 0, 0}), predict(comm, args, algo, level, {0, 1, 0}),
               predict(comm, args, algo, level, {0, 0, 1})};
   smp.what = op + " " + algo + " " + std::to_string(s.reportedBytes) + " B";
@@ -151,12 +159,13 @@ int calibrate(const std::string& path, int iters, int warmup) {
   const int local = topo.nodeSize(topo.myNode());
 
   // Sub-communicators of the levels: one node each (the node team), one rank per node (the lanes),
-  // and the world with one rank per node (flat algorithms only).
-  MPI_Comm nodeMpi = MPI_COMM_NULL, laneMpi = MPI_COMM_NULL;
+  // the world with one rank per node (flat algorithms only), and a pair of ranks (rank 0 and the
+  // middle one, on another node where there are several) for the flat level alone.
+  MPI_Comm nodeMpi = MPI_COMM_NULL, laneMpi = MPI_COMM_NULL, pairMpi = MPI_COMM_NULL;
   MPI_Comm_split(MPI_COMM_WORLD, topo.myNode(), rank, &nodeMpi);
   MPI_Comm_split(MPI_COMM_WORLD, topo.myLocalRank(), rank, &laneMpi);
-  int laneSize = 1;
-  MPI_Comm_size(laneMpi, &laneSize);
+  const bool inPair = rank == 0 || rank == size / 2;
+  MPI_Comm_split(MPI_COMM_WORLD, inPair ? 0 : 1, rank, &pairMpi);
   // The measured algorithms are forced: the formulas fitted are theirs.
   auto init = [&](MPI_Comm mpi, int ranksPerNode, const char* algorithms, strataComm_t* out) {
     strataConfig_t cfg = STRATA_CONFIG_INITIALIZER;
@@ -168,38 +177,59 @@ int calibrate(const std::string& path, int iters, int warmup) {
     if (!all && rank == 0) std::fprintf(stderr, "strata-perf --calibrate: %s\n", strataGetLastError(nullptr));
     return all == 1;
   };
-  strataComm_t nodeComm = nullptr, laneComm = nullptr, flatComm = nullptr;
-  if (!init(nodeMpi, local, "allgather=fulllane,reducescatter=fulllane", &nodeComm) ||
+  strataComm_t nodeComm = nullptr, laneComm = nullptr, flatComm = nullptr, pairComm = nullptr;
+  if (!init(nodeMpi, local, "allgather=fulllane,reducescatter=fulllane,reduce=leader", &nodeComm) ||
       !init(laneMpi, 1, "allgather=ring,reducescatter=ring", &laneComm) ||
-      !init(MPI_COMM_WORLD, 1, "allgather=ring,reducescatter=ring", &flatComm)) {
+      !init(MPI_COMM_WORLD, 1, "allgather=ring,reducescatter=ring", &flatComm) ||
+      !init(pairMpi, 1, "allgather=ring,reducescatter=ring", &pairComm)) {
     return 1;
   }
-
-  // Sizes: the latency end, and the range the compositions are chosen for. Per call, all ranks.
-  const std::vector<size_t> sizes = {64, 4096, 64 << 10, 512 << 10, 4 << 20, 16 << 20, kMaxBytes};
-  const double cacheBytes = lastLevelCacheBytes();
-  bool ok = true;
-  std::vector<Sample> node, lane, flat;
-  std::map<std::string, std::vector<std::pair<size_t, double>>> native;  // op -> (bytes, seconds) of every sweep
   const bool haveNodeTeam = tools::hasNodeTeam(nodeComm);
   int allHaveTeams = haveNodeTeam ? 1 : 0;
   MPI_Allreduce(MPI_IN_PLACE, &allHaveTeams, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  // Working sets are the call's with every process of the host busy, alone too (the tuner's key).
+  const int hostProcesses = tools::hostProcessesOf(world);
+  // Alone, where the host's processes outnumber its cores (there a phase that keeps fewer of them
+  // busy runs faster; with a core each, the busy costs stand): one lane of the node's `local` (the
+  // lane of local rank 0), one pair of the `size` ranks, the node's root reducing its members'
+  // inputs (a node reduce, every node at once: one member of each busy for most of it); only where
+  // that is not the whole level already.
+  int oversubscribed = hostProcesses > static_cast<int>(std::max(1u, std::thread::hardware_concurrency())) ? 1 : 0;
+  MPI_Allreduce(MPI_IN_PLACE, &oversubscribed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  const bool laneAlone = oversubscribed && nodes > 1 && topo.maxNodeSize() > 1, flatAlone = oversubscribed && size > 2;
+  const bool nodeAlone = oversubscribed && allHaveTeams && topo.maxNodeSize() > 1;
+  const double laneAloneShare = 1.0 / topo.maxNodeSize(), flatAloneShare = 2.0 / size, nodeAloneShare = 1.0 / topo.maxNodeSize();
+
+  // Sizes: the latency end (alpha), and from 32 KiB up the points of the curves, 2x apart: the
+  // knees of a cache are sharp (on the development VM a 2-rank allgather runs at 16 GB/s at
+  // 512 KiB and at 6 GB/s at 1 MiB), and interpolating over 4x steps missed them by 2x. Per call,
+  // all ranks.
+  std::vector<size_t> sizes = {64, 1024, 4096};
+  for (size_t bytes = 32 << 10; bytes <= kMaxBytes; bytes *= 2) sizes.push_back(bytes);
+  bool ok = true;
+  std::vector<Sample> node, lane, flat, nodeAlone1, laneAlone1, flatAlone1;
+  std::map<std::string, std::vector<std::pair<size_t, double>>> native;  // op -> (bytes, seconds) of every sweep
   // Every rank runs every measurement (sub-communicators of one rank time nothing but still join
-  // the job-wide barriers), so the levels are busy all at once.
+  // the job-wide barriers), so the levels are busy all at once; alone, the others wait.
   // Three sweeps, each point's result the median of its three: a drift of the machine's speed
   // during one sweep then moves one of the three, not the fit.
   for (int sweep = 0; sweep < 3; ++sweep) {
   for (size_t bytes : sizes) {
-    if (allHaveTeams) {
-      ok &= measure(nodeComm, "allgather", "fulllane", Level::kNode, bytes, iters, warmup, &node);
-      ok &= measure(nodeComm, "reducescatter", "fulllane", Level::kNode, bytes, iters, warmup, &node);
+    if (nodeAlone) {
+      ok &= measure(nodeComm, true, hostProcesses, "reduce", "leader", Level::kNode, bytes, iters, warmup, &nodeAlone1);
     }
-    if (nodes > 1) {
-      ok &= measure(laneComm, "allgather", "ring", Level::kFlat, bytes, iters, warmup, &lane);
-      ok &= measure(laneComm, "reducescatter", "ring", Level::kFlat, bytes, iters, warmup, &lane);
+    for (const char* op : {"allgather", "reducescatter"}) {
+      if (allHaveTeams) ok &= measure(nodeComm, true, hostProcesses, op, "fulllane", Level::kNode, bytes, iters, warmup, &node);
+      if (nodes > 1) ok &= measure(laneComm, true, hostProcesses, op, "ring", Level::kFlat, bytes, iters, warmup, &lane);
+      ok &= measure(flatComm, true, hostProcesses, op, "ring", Level::kFlat, bytes, iters, warmup, &flat);
+      if (laneAlone) {
+        ok &= measure(laneComm, topo.myLocalRank() == 0, hostProcesses, op, "ring", Level::kFlat, bytes, iters,
+                      warmup, &laneAlone1);
+      }
+      if (flatAlone) {
+        ok &= measure(pairComm, inPair, hostProcesses, op, "ring", Level::kFlat, bytes, iters, warmup, &flatAlone1);
+      }
     }
-    ok &= measure(flatComm, "allgather", "ring", Level::kFlat, bytes, iters, warmup, &flat);
-    ok &= measure(flatComm, "reducescatter", "ring", Level::kFlat, bytes, iters, warmup, &flat);
   }
   // The MPI library's own collectives ("native"), at sizes a factor 8 apart up to 16 MiB (the
   // tuner extends the last stretch beyond).
@@ -224,43 +254,33 @@ int calibrate(const std::string& path, int iters, int warmup) {
     }
     v = std::move(out);
   };
-  medians(node);
-  medians(lane);
-  medians(flat);
   // Samples of a one-member node or one-node lane cost nothing in the model: leave them out.
   auto informative = [](std::vector<Sample>& v) {
     v.erase(std::remove_if(v.begin(), v.end(), [](const Sample& s) { return s.coef[0] + s.coef[1] + s.coef[2] <= 0; }), v.end());
   };
-  informative(node);
-  informative(lane);
-  informative(flat);
+  for (std::vector<Sample>* v : {&node, &lane, &flat, &nodeAlone1, &laneAlone1, &flatAlone1}) {
+    medians(*v);
+    informative(*v);
+  }
 
   CostParams params = defaultCostParams();
-  params.cacheBytes = cacheBytes;
-  LevelFit flatFit{params.flat, {}}, nodeFit{params.node, {}}, laneFit;
-  if (!flat.empty()) flatFit = fitLevel(flat, cacheBytes);
-  if (!node.empty()) nodeFit = fitLevel(node, cacheBytes);
-  laneFit = lane.empty() ? flatFit : fitLevel(lane, cacheBytes);
+  LinkCost flatFit = params.flat, nodeFit = params.node, laneFit;
+  if (!flat.empty()) flatFit = fitLevel(flat);
+  if (!node.empty()) nodeFit = fitLevel(node);
+  laneFit = lane.empty() ? flatFit : fitLevel(lane);
+  flatFit.alone = fitAlone(flatAlone1, flatFit, flatAloneShare);
+  nodeFit.alone = fitAlone(nodeAlone1, nodeFit, nodeAloneShare);
+  laneFit.alone = lane.empty() ? flatFit.alone : fitAlone(laneAlone1, laneFit, laneAloneShare);
   // Rank 0's fit for everyone: the samples are job-wide medians already, but the node and lane
   // samples of different nodes differ when the nodes' sizes do.
-  std::array<double, 15> agreed = {flatFit.link.alpha, flatFit.link.beta, flatFit.link.gamma, flatFit.mem.betaMem,
-                                   flatFit.mem.gammaMem, nodeFit.link.alpha, nodeFit.link.beta, nodeFit.link.gamma,
-                                   nodeFit.mem.betaMem, nodeFit.mem.gammaMem, laneFit.link.alpha, laneFit.link.beta,
-                                   laneFit.link.gamma, laneFit.mem.betaMem, laneFit.mem.gammaMem};
-  MPI_Bcast(agreed.data(), 15, MPI_DOUBLE, 0, MPI_COMM_WORLD);
-  auto unpack = [&](size_t at, LevelFit* f) {
-    f->link = {agreed[at], agreed[at + 1], agreed[at + 2]};
-    f->mem = {agreed[at + 3], agreed[at + 4]};
-  };
-  unpack(0, &flatFit);
-  unpack(5, &nodeFit);
-  unpack(10, &laneFit);
-  params.flat = flatFit.link;
-  params.flatMem = flatFit.mem;
-  params.node = nodeFit.link;
-  params.nodeMem = nodeFit.mem;
-  params.lane = laneFit.link;
-  params.laneMem = laneFit.mem;
+  static_assert(std::is_trivially_copyable_v<LinkCost>, "a level's fit travels as bytes");
+  auto agree = [](LinkCost* f) { MPI_Bcast(f, sizeof(LinkCost), MPI_BYTE, 0, MPI_COMM_WORLD); };
+  agree(&flatFit);
+  agree(&nodeFit);
+  agree(&laneFit);
+  params.flat = flatFit;
+  params.node = nodeFit;
+  params.lane = laneFit;
   // Native: the median over the sweeps at each size (job-wide medians already, the same on every rank).
   params.native.ranks = size;
   for (auto& [op, samples] : native) {
@@ -279,12 +299,14 @@ int calibrate(const std::string& path, int iters, int warmup) {
     std::printf("# calibration on %d ranks, nodes %s%s (%d iterations per point, medians of the slowest rank)\n", size,
                 topo.shapeText().c_str(), topo.virtualNodes ? " (virtual)" : "", iters);
     if (!allOk) std::printf("#   some measurements failed: their levels keep the defaults\n");
-    std::printf("#   cache %.0f MiB (the last level's, shared by the host's processes)\n", cacheBytes / (1 << 20));
-    report("flat", flatFit, cacheBytes, flat);
-    if (allHaveTeams) report("node", nodeFit, cacheBytes, node);
+    report("flat", flatFit, flat);
+    if (flatAlone) reportAlone("flat", flatFit, flatAlone1);
+    if (allHaveTeams) report("node", nodeFit, node);
     else std::printf("#   node  no node team: defaults kept\n");
-    if (nodes > 1) report("lane", laneFit, cacheBytes, lane);
+    if (!nodeAlone1.empty()) reportAlone("node", nodeFit, nodeAlone1);
+    if (nodes > 1) report("lane", laneFit, lane);
     else std::printf("#   lane  one node: lanes take the flat parameters\n");
+    if (laneAlone) reportAlone("lane", laneFit, laneAlone1);
     std::printf("#   native: the MPI library's own collectives (median us at each size; the tuner interpolates)\n");
     for (const auto& [coll, points] : params.native.points) {
       std::string row;
@@ -314,9 +336,11 @@ int calibrate(const std::string& path, int iters, int warmup) {
   strataCommDestroy(nodeComm);
   strataCommDestroy(laneComm);
   strataCommDestroy(flatComm);
+  strataCommDestroy(pairComm);
   strataCommDestroy(world);
   MPI_Comm_free(&nodeMpi);
   MPI_Comm_free(&laneMpi);
+  MPI_Comm_free(&pairMpi);
   return rc;
 }
 

@@ -3,61 +3,43 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <map>
 
 namespace strata::perf {
 namespace {
 
-constexpr size_t kLargeBytes = 64 << 10;
+constexpr size_t kLargeBytes = 32 << 10;  // from here up a size is a point of the curve
 
-// The unknowns of a level: alpha, then beta and gamma in cache, then beta and gamma streaming.
-constexpr size_t kUnknowns = 5;
-using Vec = std::array<double, kUnknowns>;
-using Mask = std::array<bool, kUnknowns>;
-
-// A sample's coefficients for the five unknowns: its formula's beta and gamma coefficients split
-// by the share of its working set that fits the cache (the tuner's blend, kernels/plan/cost.h).
-Vec coefficients(const Sample& s, double cacheBytes) {
-  const double f = cachedShare(s.workingSet, cacheBytes);
-  return {s.coef[0], f * s.coef[1], f * s.coef[2], (1 - f) * s.coef[1], (1 - f) * s.coef[2]};
-}
-
-// min sum ((coef . x - t) / t)^2 over x >= 0 in the components of `free` (the others held at
-// `fixed`): normal equations, and a component that comes out negative is held at 0 and the rest
-// fitted again (a plain active set; five unknowns at most).
-Vec fit(const std::vector<Sample>& samples, double cacheBytes, Mask free, const Vec& fixed) {
-  Vec x = fixed;
-  for (size_t attempt = 0; attempt <= kUnknowns; ++attempt) {
+// min sum w_i (a_i . x - t_i)^2 over x >= 0, for up to three unknowns: the normal equations, and an
+// unknown that comes out negative is held at 0 and the rest fitted again (a plain active set). Rows
+// are (coefficients, target, weight); an unknown without information stays 0.
+template <size_t N>
+std::array<double, N> nonNegativeFit(const std::vector<std::array<double, N + 2>>& rows) {
+  std::array<bool, N> free;
+  free.fill(true);
+  for (size_t attempt = 0; attempt <= N; ++attempt) {
+    std::array<double, N> x{};
     std::vector<size_t> idx;
-    for (size_t k = 0; k < kUnknowns; ++k) {
+    for (size_t k = 0; k < N; ++k) {
       if (free[k]) idx.push_back(k);
     }
     const size_t n = idx.size();
-    x = fixed;
     if (n == 0) return x;
-    double M[kUnknowns][kUnknowns + 1] = {};
-    size_t used = 0;
-    for (const Sample& s : samples) {
-      const Vec c = coefficients(s, cacheBytes);
-      double rest = s.seconds;  // what the free components must explain
-      for (size_t k = 0; k < kUnknowns; ++k) {
-        if (!free[k]) rest -= c[k] * fixed[k];
-      }
-      const double w = 1.0 / (s.seconds * s.seconds);
+    double M[N][N + 1] = {};
+    for (const auto& r : rows) {
       for (size_t i = 0; i < n; ++i) {
-        for (size_t j = 0; j < n; ++j) M[i][j] += w * c[idx[i]] * c[idx[j]];
-        M[i][n] += w * c[idx[i]] * rest;
+        for (size_t j = 0; j < n; ++j) M[i][j] += r[N + 1] * r[idx[i]] * r[idx[j]];
+        M[i][n] += r[N + 1] * r[idx[i]] * r[N];
       }
-      ++used;
     }
-    // Gauss-Jordan with partial pivoting; a column without information is held at 0.
-    size_t dropped = kUnknowns;
-    for (size_t col = 0; col < n && dropped == kUnknowns; ++col) {
+    size_t drop = N;
+    for (size_t col = 0; col < n && drop == N; ++col) {  // Gauss-Jordan, partial pivoting
       size_t piv = col;
       for (size_t r = col + 1; r < n; ++r) {
         if (std::fabs(M[r][col]) > std::fabs(M[piv][col])) piv = r;
       }
-      if (std::fabs(M[piv][col]) < 1e-300 || used == 0) {
-        dropped = idx[col];
+      if (std::fabs(M[piv][col]) < 1e-300) {
+        drop = idx[col];
         break;
       }
       for (size_t k = 0; k <= n; ++k) std::swap(M[col][k], M[piv][k]);
@@ -67,100 +49,133 @@ Vec fit(const std::vector<Sample>& samples, double cacheBytes, Mask free, const 
         for (size_t k = col; k <= n; ++k) M[r][k] -= f * M[col][k];
       }
     }
-    if (dropped == kUnknowns) {
+    if (drop == N) {
       for (size_t i = 0; i < n; ++i) x[idx[i]] = M[i][n] / M[i][i];
-      size_t worst = kUnknowns;
       for (size_t k : idx) {
-        if (x[k] < 0 && (worst == kUnknowns || x[k] < x[worst])) worst = k;
+        if (x[k] < 0 && (drop == N || x[k] < x[drop])) drop = k;
       }
-      if (worst == kUnknowns) return x;
-      dropped = worst;
+      if (drop == N) return x;
     }
-    free[dropped] = false;
+    free[drop] = false;
   }
-  return fixed;
+  return {};
 }
 
-// Gamma, cached and streaming, from the level's pairs: a reduce-scatter and an allgather of one size
-// (64 KiB and up) move the same bytes by formulas whose alpha and beta terms agree, and the
-// reduce-scatter also reduces them, so the difference of the two, measured back to back, prices the
-// reduction alone. Fitted over all sizes together the reduction is lost in the copies: where the
-// level's speed differs between sizes by more than the reduction costs (as this VM's does between
-// cache regimes), the least-squares gamma came out 0. Weighted by the allgather's time (relative,
-// as the fit); a component that comes out negative is held at 0. False without a pair.
-bool fitGammaFromPairs(const std::vector<Sample>& samples, double cacheBytes, Vec* x) {
-  double a00 = 0, a01 = 0, a11 = 0, b0 = 0, b1 = 0;
-  size_t pairs = 0;
-  for (const Sample& r : samples) {
-    if (r.bytes < kLargeBytes || r.coef[2] <= 0) continue;
-    for (const Sample& g : samples) {
-      if (g.bytes != r.bytes || g.coef[2] != 0 || g.seconds <= 0) continue;
-      const Vec cr = coefficients(r, cacheBytes), cg = coefficients(g, cacheBytes);
-      double rest = r.seconds - g.seconds;  // what the two gammas must explain
-      for (size_t k : {size_t{0}, size_t{1}, size_t{3}}) rest -= (cr[k] - cg[k]) * (*x)[k];
-      const double c0 = cr[2] - cg[2], c1 = cr[4] - cg[4], w = 1.0 / (g.seconds * g.seconds);
-      a00 += w * c0 * c0;
-      a01 += w * c0 * c1;
-      a11 += w * c1 * c1;
-      b0 += w * c0 * rest;
-      b1 += w * c1 * rest;
-      ++pairs;
-    }
-  }
-  if (pairs == 0) return false;
-  double g0 = 0, g1 = 0;
-  const double det = a00 * a11 - a01 * a01;
-  if (std::fabs(det) > 1e-12 * std::max(a00 * a11, 1e-300)) {
-    g0 = (b0 * a11 - b1 * a01) / det;
-    g1 = (a00 * b1 - a01 * b0) / det;
-  }
-  if (g0 < 0 || g1 < 0 || std::fabs(det) <= 1e-12 * std::max(a00 * a11, 1e-300)) {  // one of them alone, or none
-    const double only0 = a00 > 0 ? std::max(0.0, b0 / a00) : 0, only1 = a11 > 0 ? std::max(0.0, b1 / a11) : 0;
-    // The one that explains more of the differences (the larger reduction of the squared error).
-    const double gain0 = only0 * b0, gain1 = only1 * b1;
-    g0 = gain0 >= gain1 ? only0 : 0;
-    g1 = gain0 >= gain1 ? 0 : only1;
-  }
-  (*x)[2] = g0;
-  (*x)[4] = g1;
-  return true;
-}
+double modelled(const Sample& s, const LinkCost& c) { return s.coef[0] * c.alpha + s.coef[1] * c.beta + s.coef[2] * c.gamma; }
 
 }  // namespace
 
-LevelFit fitLevel(const std::vector<Sample>& samples, double cacheBytes) {
-  std::vector<Sample> small, large;
-  for (const Sample& s : samples) (s.bytes < kLargeBytes ? small : large).push_back(s);
-  const Mask all = {true, true, true, true, true};
-  Vec x{};
-  if (small.empty() || large.empty()) {
-    x = fit(samples, cacheBytes, all, x);
-  } else {
-    x = fit(large, cacheBytes, all, x);
-    const bool paired = fitGammaFromPairs(samples, cacheBytes, &x);
-    for (int round = 0; round < 2; ++round) {
-      x = fit(small, cacheBytes, {true, false, false, false, false}, x);
-      x = fit(large, cacheBytes, {false, true, !paired, true, !paired}, x);
-      if (paired) fitGammaFromPairs(samples, cacheBytes, &x);
-    }
+LinkCost fitLevel(const std::vector<Sample>& samples) {
+  std::map<size_t, std::vector<const Sample*>> bySize;  // the curve's sizes
+  std::vector<const Sample*> small;
+  for (const Sample& s : samples) {
+    if (s.seconds <= 0) continue;
+    if (s.bytes >= kLargeBytes) bySize[s.bytes].push_back(&s);
+    else small.push_back(&s);
   }
-  // A streaming value the samples could not pin down (no working set past the cache) stays "as
-  // cached" (0 in the file).
-  return LevelFit{LinkCost{x[0], x[1], x[2]}, MemoryCosts{x[3], x[4]}};
+  LinkCost f{0, 0, 0};
+  if (bySize.empty()) {  // no curve: one alpha and beta (and gamma) for every size
+    std::vector<std::array<double, 5>> rows;
+    for (const Sample* s : small) rows.push_back({s->coef[0], s->coef[1], s->coef[2], s->seconds, 1 / (s->seconds * s->seconds)});
+    const std::array<double, 3> x = nonNegativeFit<3>(rows);
+    f.alpha = x[0], f.beta = x[1], f.gamma = x[2];
+    return f;
+  }
+  for (int round = 0; round < 3; ++round) {
+    f.curve = BandwidthCurve{};
+    for (const auto& [bytes, group] : bySize) {
+      std::vector<std::array<double, 4>> rows;
+      double workingSet = 0;
+      for (const Sample* s : group) {
+        rows.push_back({s->coef[1], s->coef[2], s->seconds - s->coef[0] * f.alpha, 1 / (s->seconds * s->seconds)});
+        workingSet += s->workingSet / static_cast<double>(group.size());
+      }
+      const std::array<double, 2> x = nonNegativeFit<2>(rows);
+      f.curve.add({workingSet, x[0], x[1]});
+    }
+    f.beta = f.curve.points[0].beta;
+    f.gamma = f.curve.points[0].gamma;
+    std::vector<std::array<double, 3>> rows;
+    for (const Sample* s : small) {
+      const LinkCost c = f.forWorkingSet(s->workingSet);
+      rows.push_back({s->coef[0], s->seconds - s->coef[1] * c.beta - s->coef[2] * c.gamma, 1 / (s->seconds * s->seconds)});
+    }
+    f.alpha = nonNegativeFit<1>(rows)[0];
+  }
+  return f;
 }
 
-void report(const char* level, const LevelFit& fitted, double cacheBytes, const std::vector<Sample>& samples) {
-  auto rate = [](double secondsPerByte) { return secondsPerByte > 0 ? 1e-9 / secondsPerByte : 0.0; };
-  std::printf("#   %-5s alpha %7.3f us  beta %6.2f GB/s  gamma %6.2f GB/s  streaming: beta %6.2f GB/s  gamma %6.2f GB/s\n",
-              level, fitted.link.alpha * 1e6, rate(fitted.link.beta), rate(fitted.link.gamma), rate(fitted.mem.betaMem),
-              rate(fitted.mem.gammaMem));
+HostShare fitAlone(const std::vector<Sample>& alone, const LinkCost& busy, double share) {
+  HostShare h;
+  if (alone.empty() || share >= 1) return h;
+  h.share = share;
+  LinkCost plain = busy;
+  plain.alone = HostShare{};
+  // Alpha's ratio from the small sizes and, per size from 32 KiB up, one ratio for beta and gamma
+  // together (the size's alone times, less alpha's part, over the busy level's byte costs for the
+  // same calls), each fitted with the other held, three times round. One ratio per size, not one
+  // each: the reductions' share of a call is too small for its own ratio to rise above the
+  // machine's noise. Ratios the noise pinned at an edge stay within reason: alone at least 1/50 of
+  // busy, at most 4x.
+  for (int round = 0; round < 3; ++round) {
+    std::vector<std::array<double, 3>> smallRows;
+    for (const Sample& s : alone) {
+      if (s.seconds <= 0 || s.bytes >= kLargeBytes) continue;
+      const LinkCost c = plain.forWorkingSet(s.workingSet);
+      double rb = 1, rg = 1;
+      if (!h.ratios.empty()) h.ratios.read(s.workingSet, &rb, &rg);
+      smallRows.push_back({s.coef[0] * c.alpha, s.seconds - rb * s.coef[1] * c.beta - rg * s.coef[2] * c.gamma,
+                           1 / (s.seconds * s.seconds)});
+    }
+    if (!smallRows.empty()) h.alpha = std::clamp(nonNegativeFit<1>(smallRows)[0], 0.02, 4.0);
+    std::map<size_t, std::array<double, 3>> bySize;  // bytes -> (alone seconds less alpha, busy byte costs, working set)
+    for (const Sample& s : alone) {
+      if (s.seconds <= 0 || s.bytes < kLargeBytes) continue;
+      const LinkCost c = plain.forWorkingSet(s.workingSet);
+      std::array<double, 3>& acc = bySize[s.bytes];
+      acc[0] += s.seconds - h.alpha * s.coef[0] * c.alpha;
+      acc[1] += s.coef[1] * c.beta + s.coef[2] * c.gamma;
+      acc[2] = s.workingSet;
+    }
+    h.ratios = BandwidthCurve{};
+    for (const auto& [bytes, acc] : bySize) {
+      const double r = acc[1] > 0 ? std::clamp(acc[0] / acc[1], 0.02, 4.0) : 1.0;
+      h.ratios.add({acc[2], r, r});
+    }
+  }
+  return h;
+}
+
+namespace {
+
+void printSamples(const std::vector<Sample>& samples, const LinkCost& fitted, double share) {
   for (const Sample& s : samples) {
-    const LinkCost c = forWorkingSet(fitted.link, fitted.mem, s.workingSet, cacheBytes);
-    const double model = s.coef[0] * c.alpha + s.coef[1] * c.beta + s.coef[2] * c.gamma;
+    const double model = modelled(s, fitted.forWorkingSet(s.workingSet).atShare(share));
     std::printf("#         %-40s measured %10.2f us  model %10.2f us  (%+.0f%%)\n", s.what.c_str(), s.seconds * 1e6,
                 model * 1e6, (model / s.seconds - 1) * 100);
   }
 }
 
+}  // namespace
+
+void report(const char* level, const LinkCost& fitted, const std::vector<Sample>& samples) {
+  auto rate = [](double secondsPerByte) { return secondsPerByte > 0 ? 1e-9 / secondsPerByte : 0.0; };
+  std::printf("#   %-5s alpha %7.3f us; beta/gamma by the working set:", level, fitted.alpha * 1e6);
+  for (const BandwidthCurve::Point& p : fitted.curve) {
+    std::printf("  %.0f KiB %.2f/%.2f GB/s", p.workingSet / 1024, rate(p.beta), rate(p.gamma));
+  }
+  if (fitted.curve.empty()) std::printf("  %.2f/%.2f GB/s", rate(fitted.beta), rate(fitted.gamma));
+  std::printf("\n");
+  printSamples(samples, fitted, 1);
+}
+
+void reportAlone(const char* level, const LinkCost& fitted, const std::vector<Sample>& samples) {
+  const HostShare& h = fitted.alone;
+  std::printf("#   %-5s alone (%.0f%% of the processes busy): alpha x%.2f; beta/gamma of busy by the working set:", level,
+              h.share * 100, h.alpha);
+  for (const BandwidthCurve::Point& p : h.ratios) std::printf("  %.0f KiB x%.2f/x%.2f", p.workingSet / 1024, p.beta, p.gamma);
+  std::printf("\n");
+  printSamples(samples, fitted, h.share);
+}
 
 }  // namespace strata::perf

@@ -1,6 +1,7 @@
-// The least-squares fit of strata-perf --calibrate: a level's alpha, beta and gamma (cached and
-// streaming) from measured samples, each sample's coefficients being its cost formula evaluated
-// with unit parameters (perf/calibrate.cc measures them).
+// The fit of strata-perf --calibrate: a level's alpha and its curve of beta and gamma over the
+// working set from measured samples, each sample's coefficients being its cost formula evaluated
+// with unit parameters (perf/calibrate.cc measures them), and the level's costs when only a share
+// of the host's processes is busy, as fractions of its busy costs.
 #pragma once
 
 #include <array>
@@ -20,17 +21,20 @@ struct Sample {
   std::string what;
 };
 
-struct LevelFit {
-  LinkCost link;
-  MemoryCosts mem;
-};
-
-// The level's parameters: beta and gamma (cached and streaming) from the sizes the compositions
-// are chosen for (64 KiB and up), alpha from the small ones with the others held, twice round.
-// Where the samples hold a reduce-scatter (gamma coefficient > 0) and an allgather (none) of the
-// same size, gamma comes from their differences alone (see calibration_fit.cc).
-LevelFit fitLevel(const std::vector<Sample>& samples, double cacheBytes);
-// Prints the fitted parameters and, per sample, the measurement against the fitted model.
-void report(const char* level, const LevelFit& fitted, double cacheBytes, const std::vector<Sample>& samples);
+// The level's parameters. Each size from 64 KiB up is a point of the curve: its beta and gamma
+// from that size's samples alone (a reduce-scatter and an allgather move the same bytes by
+// formulas whose alpha and beta terms agree, and the reduce-scatter also reduces them), so the
+// level's speed may change from size to size as the machine's caches make it. Alpha comes from the
+// smaller sizes with the curve held; twice round.
+// The result's beta and gamma are its curve's first point's.
+LinkCost fitLevel(const std::vector<Sample>& samples);
+// The level measured alone (`alone`: the share `share` of the host's processes busy; each
+// sample's working set that of the call with every process busy, as the busy samples') against
+// its busy fit: alpha, and beta and gamma per working set, as fractions of the busy ones.
+HostShare fitAlone(const std::vector<Sample>& alone, const LinkCost& busy, double share);
+// Prints the fitted parameters and, per sample, the measurement against the fitted model; the
+// alone samples priced at the level's share (fitted.alone).
+void report(const char* level, const LinkCost& fitted, const std::vector<Sample>& samples);
+void reportAlone(const char* level, const LinkCost& fitted, const std::vector<Sample>& samples);
 
 }  // namespace strata::perf

@@ -10,10 +10,8 @@ namespace strata::perf {
 
 Machine Machine::forCall(const CollectiveArgs& args) const {
   Machine c = *this;
-  const int host = ranksPerHost > 0 ? ranksPerHost : ranksPerNode;
-  const LevelCosts blended = costs.forWorkingSet(host * rankWorkingSetBytes(selectionArgs(args)));
+  const LevelCosts blended = costs.forWorkingSet(hostProcesses() * rankWorkingSetBytes(selectionArgs(args)));
   static_cast<LevelCosts&>(c.costs) = blended;
-  c.costs.flatMem = c.costs.nodeMem = c.costs.laneMem = MemoryCosts{};
   return c;
 }
 

@@ -9,8 +9,9 @@
 //                                  (ranks_per_node / nics_per_node consecutive local ranks a NIC)
 //   machine.nic_bandwidth 5e10     bytes per second per NIC and direction (0: no contention)
 //   machine.eager_bytes 65536      messages up to this size leave before their receive is posted
-//   machine.ranks_per_host 8       processes sharing one host's cache (default ranks_per_node;
-//                                  more where virtual nodes share a host)
+//   machine.ranks_per_host 8       processes of one host: their buffers make the working set the
+//                                  levels' curves are read at (default ranks_per_node; more
+//                                  where virtual nodes share a host)
 //
 // The levels, as the library reads them: `node` prices the node steps (and local copies), `lane`
 // a message between nodes of the compositions' lanes (alpha + m beta, on top of which the NICs are
@@ -38,10 +39,10 @@ struct Machine {
   std::string source;  // the file, or "defaults"
 
   int ranks() const { return nodes * ranksPerNode; }
+  int hostProcesses() const { return ranksPerHost > 0 ? ranksPerHost : ranksPerNode; }
   int nicOf(int localRank) const { return nicsPerNode <= 1 ? 0 : localRank * nicsPerNode / ranksPerNode; }
-  // The machine as one call sees it: each level's beta and gamma blended between their cached and
-  // streaming values by the share of the node's working set (every rank's buffers) that fits the
-  // cache, as the tuner does (kernels/plan/cost.h); the streaming values are then dropped.
+  // The machine as one call sees it: each level's beta and gamma read off its curve at the host's
+  // working set (every rank's buffers), as the tuner does (kernels/plan/cost.h).
   Machine forCall(const CollectiveArgs& args) const;
 };
 

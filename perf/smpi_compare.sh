@@ -78,14 +78,12 @@ machine.ranks_per_node 1
 machine.nics_per_node 1
 machine.nic_bandwidth $LINK_BW
 machine.eager_bytes $2
-cache_bytes 1e18
 EOF
   local level
   for level in flat lane; do
-    printf '%s.alpha %s\n%s.beta %s\n%s.gamma 0\n%s.beta_mem %s\n%s.gamma_mem 0\n' \
-      "$level" "$alpha" "$level" "$beta" "$level" "$level" "$beta" "$level"
+    printf '%s.alpha %s\n%s.beta %s\n%s.gamma 0\n' "$level" "$alpha" "$level" "$beta" "$level"
   done
-  printf 'node.alpha 0\nnode.beta 0\nnode.gamma 0\nnode.beta_mem 0\nnode.gamma_mem 0\n'
+  printf 'node.alpha 0\nnode.beta 0\nnode.gamma 0\n'
 }
 
 platform_file() {  # N NETWORK

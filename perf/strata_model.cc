@@ -195,12 +195,12 @@ int run(const ModelOptions& o) {
   for (double b = static_cast<double>(o.minBytes); b <= static_cast<double>(o.maxBytes) * 1.0000001; b *= o.factor) {
     const size_t bytes = static_cast<size_t>(std::llround(b));
     const CollectiveArgs args = sweepCall(o.coll, o.type, o.op, bytes, p);
-    const Machine call = m.forCall(args);
-    const LevelCosts costs = call.costs;
+    const Machine call = m.forCall(args);  // the plan timing's costs; the tuner reads the curves itself
     TunerInput in;
     in.args = &args;
     in.topology = &topo;
-    in.costs = &costs;
+    in.costs = &m.costs;
+    in.hostProcesses = m.hostProcesses();
     in.config = &config;
     in.nodeTeam = true;
     std::vector<std::string> rejected;

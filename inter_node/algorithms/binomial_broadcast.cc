@@ -11,7 +11,7 @@ void build(PlanBuilder& b, const CollectiveArgs& a, const Group& g, const BuildO
 }
 
 double cost(const CollectiveArgs& a, int p, const LinkCost& c) {
-  return ceilLog2(p) * (c.alpha + c.beta * callBytes(a));
+  return binomialTreeTime(p, c, callBytes(a));
 }
 
 }  // namespace

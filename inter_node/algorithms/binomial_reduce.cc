@@ -16,7 +16,7 @@ void build(PlanBuilder& b, const CollectiveArgs& a, const Group& g, const BuildO
 
 double cost(const CollectiveArgs& a, int p, const LinkCost& c) {
   const double m = callBytes(a);
-  return ceilLog2(p) * (c.alpha + c.beta * m + c.gamma * m);
+  return binomialTreeTime(p, c, m, m);
 }
 
 }  // namespace

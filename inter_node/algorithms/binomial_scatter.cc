@@ -61,7 +61,7 @@ void build(PlanBuilder& b, const CollectiveArgs& a, const Group& g, const BuildO
 
 double cost(const CollectiveArgs& a, int p, const LinkCost& c) {
   const double m = callBytes(a) * p;
-  return ceilLog2(p) * c.alpha + (p - 1.0) / p * c.beta * m;
+  return binomialSpreadTime(p, c, m);
 }
 
 }  // namespace

@@ -25,8 +25,7 @@ void build(PlanBuilder& b, const CollectiveArgs& a, const Group& g, const BuildO
 
 double cost(const CollectiveArgs& a, int p, const LinkCost& c) {
   const double m = callBytes(a);
-  return (p - 1) * (c.alpha + c.beta * m / p) + (p - 1.0) / p * c.gamma * m + ceilLog2(p) * c.alpha +
-         (p - 1.0) / p * c.beta * m;
+  return (p - 1) * (c.alpha + c.beta * m / p) + (p - 1.0) / p * c.gamma * m + binomialSpreadTime(p, c, m);
 }
 
 }  // namespace

@@ -4,11 +4,92 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstddef>
 
 namespace strata {
 
+// Memory hierarchy: a host moves and reduces data that fits its caches faster than data that
+// streams from DRAM, and the knees lie wherever the machine's caches put them (on the 2-core
+// development VM a 2-rank allgather moves 31 GB/s at 512 KiB, 13 at 4 MiB, 7 at 64 MiB). So a
+// level's beta and gamma are a curve over the call's working set (every process of the host: send
+// and receive buffers), measured by calibration at sizes 4x apart and interpolated linearly in
+// log(working set) between its points, held at the end points beyond them.
+struct BandwidthCurve {
+  static constexpr size_t kMaxPoints = 16;
+  struct Point {
+    double workingSet = 0, beta = 0, gamma = 0;
+  };
+  std::array<Point, kMaxPoints> points{};  // the first `size`, by working set
+  size_t size = 0;
+
+  bool empty() const { return size == 0; }
+  const Point* begin() const { return points.data(); }
+  const Point* end() const { return points.data() + size; }
+  // Adds a point in working-set order; false when the curve is full or the working set is not
+  // a positive number of bytes (the interpolation is in its logarithm).
+  bool add(const Point& p) {
+    if (size == kMaxPoints || !(p.workingSet > 0)) return false;
+    size_t k = size++;
+    for (; k > 0 && points[k - 1].workingSet > p.workingSet; --k) points[k] = points[k - 1];
+    points[k] = p;
+    return true;
+  }
+  // Beta and gamma at working set `ws` (the curve must not be empty).
+  void read(double ws, double* beta, double* gamma) const {
+    const Point& first = points[0];
+    const Point& last = points[size - 1];
+    if (ws <= first.workingSet || size == 1) {
+      *beta = first.beta, *gamma = first.gamma;
+      return;
+    }
+    if (ws >= last.workingSet) {
+      *beta = last.beta, *gamma = last.gamma;
+      return;
+    }
+    size_t k = 1;
+    while (points[k].workingSet < ws) ++k;
+    const Point& lo = points[k - 1];
+    const Point& hi = points[k];
+    const double t = std::log(ws / lo.workingSet) / std::log(hi.workingSet / lo.workingSet);
+    *beta = lo.beta + t * (hi.beta - lo.beta);
+    *gamma = lo.gamma + t * (hi.gamma - lo.gamma);
+  }
+};
+
+// How a level's costs depend on how many of the host's processes are busy. A level is calibrated
+// with every process of the host busy at once (every lane, every node team, the whole flat
+// communicator), but a binomial tree's first round keeps two of p ranks busy and a leader
+// composition's lane phase one rank of each node. Where the host's processes share its cores (8
+// ranks on 2 cores), a phase that keeps fewer of them busy runs faster, and its data sits in less
+// of the cache. There calibration also measures the level with only the share `share` of the
+// processes busy (one lane alone, one pair of the flat communicator, each node's root reducing)
+// and keeps what it found as fractions of the busy costs, beta's and gamma's per working set (a
+// curve of ratios); between the two shares the costs are interpolated linearly in the share
+// (processor sharing: a core's time is split among its busy processes).
+struct HostShare {
+  double share = 1;     // 1: never measured alone (the costs do not depend on the share)
+  double alpha = 1;     // alpha alone, as a fraction of busy
+  BandwidthCurve ratios;  // per working set: beta and gamma alone as fractions of busy (empty: 1)
+
+  // The factors on the busy alpha, beta and gamma of a call of working set `ws` when the share `s`
+  // of the processes is busy.
+  void factors(double ws, double s, double* fa, double* fb, double* fg) const {
+    *fa = *fb = *fg = 1;
+    if (share >= 1) return;
+    const double w = std::clamp((s - share) / (1 - share), 0.0, 1.0);
+    double rb = 1, rg = 1;
+    if (!ratios.empty()) ratios.read(ws, &rb, &rg);
+    *fa = alpha + (1 - alpha) * w;
+    *fb = rb + (1 - rb) * w;
+    *fg = rg + (1 - rg) * w;
+  }
+};
+
+// A level's costs as one phase of one call sees them: alpha, beta and gamma are the prices to use;
+// with a curve, beta and gamma come from it at the call's working set, and with a HostShare all
+// three are scaled for the share of the host's processes the phase keeps busy.
 struct LinkCost {
   double alpha = 2e-6;        // seconds per message
   double beta = 1.0 / 4e9;    // seconds per byte moved
@@ -16,33 +97,74 @@ struct LinkCost {
   // The node level: bytes a node step moves per round, each round paying alpha (the host
   // segment's 256 KiB slots; a GPU node's peer buffers are larger).
   double roundBytes = 256 << 10;
-};
+  // Seconds per byte of a copy within a rank's own memory that an algorithm makes beyond what the
+  // calibrated algorithms make (Bruck's final rotation): the node level's beta, set by
+  // LevelCosts::forWorkingSet (0: such copies are free).
+  double copy = 0;
+  BandwidthCurve curve{};  // empty: beta and gamma do not depend on the working set
+  HostShare alone{};
+  double workingSet = 0;  // the call's (every process of the host), once forWorkingSet set it
+  double share = 1;       // the share of the host's processes these costs assume busy
 
-// Memory hierarchy: a host moves and reduces data that fits its last-level cache faster than data
-// that streams from DRAM (on the 2-core EPYC VM, 2x between a 4 MiB and a 16 MiB allgather). Beta
-// and gamma are blended between the cached and the streaming values by the share of the call's
-// working set (every process of the host: send and receive buffers) that fits the cache.
-struct MemoryCosts {
-  double betaMem = 0;   // 0: as beta (the plain alpha-beta-gamma model)
-  double gammaMem = 0;  // 0: as gamma
+  // The costs for a call whose host-wide working set is `ws`, every process busy.
+  LinkCost forWorkingSet(double ws) const {
+    LinkCost out = atShare(1 / share);  // every process busy again
+    out.workingSet = ws;
+    if (!curve.empty()) curve.read(ws, &out.beta, &out.gamma);
+    return out;
+  }
+  // The costs of a phase that keeps the share `s` (0 < s <= 1) of the processes these costs assume
+  // busy: a leader composition's lanes (s = 1/ranks per node), a tree's early rounds.
+  LinkCost atShare(double s) const {
+    LinkCost out = *this;
+    out.share = std::clamp(share * s, 1e-9, 1.0);
+    double a0, b0, g0, a1, b1, g1;
+    alone.factors(workingSet, share, &a0, &b0, &g0);
+    alone.factors(workingSet, out.share, &a1, &b1, &g1);
+    out.alpha *= a1 / a0;
+    out.beta *= b1 / b0;
+    out.gamma *= g1 / g0;
+    return out;
+  }
 };
-inline double cachedShare(double workingSetBytes, double cacheBytes) {
-  if (cacheBytes <= 0 || workingSetBytes <= cacheBytes) return 1.0;
-  return cacheBytes / workingSetBytes;
-}
-inline LinkCost forWorkingSet(const LinkCost& c, const MemoryCosts& m, double workingSetBytes, double cacheBytes) {
-  const double f = cachedShare(workingSetBytes, cacheBytes);
-  LinkCost out = c;
-  if (m.betaMem > 0) out.beta = f * c.beta + (1 - f) * m.betaMem;
-  if (m.gammaMem > 0) out.gamma = f * c.gamma + (1 - f) * m.gammaMem;
-  return out;
-}
 
 inline int ceilLog2(int p) {
   int k = 0;
   while ((1 << k) < p) ++k;
   return k;
 }
+
+// Round r (from 0) of a binomial tree on p ranks keeps 2^(r+1) of them busy, a sender and a
+// receiver per message: its costs.
+inline LinkCost binomialRound(const LinkCost& c, int r, int p) {
+  if (p <= 1 || r >= 30) return c;
+  return c.atShare(std::min(1.0, static_cast<double>(2 << r) / p));
+}
+// A binomial broadcast's or reduce's ceil(log2 p) rounds, each moving `bytes` and reducing
+// `reduced`, at the costs of the share each keeps busy:
+//   sum over r of (alpha_r + beta_r bytes + gamma_r reduced) = ceil(log2 p)(alpha + beta bytes + gamma reduced)
+inline double binomialTreeTime(int p, const LinkCost& c, double bytes, double reduced = 0) {
+  double t = 0;
+  for (int r = 0; r < ceilLog2(p); ++r) {
+    const LinkCost k = binomialRound(c, r, p);
+    t += k.alpha + k.beta * bytes + k.gamma * reduced;
+  }
+  return t;
+}
+// A binomial scatter's or gather's rounds: the root sends (receives) (p-1)/p of the m bytes, half
+// of it in the round that keeps 2 ranks busy, a quarter in the one that keeps 4 busy, ...:
+//   sum over r of (alpha_r + beta_r share_r (p-1)/p m) = ceil(log2 p) alpha + (p-1)/p beta m
+inline double binomialSpreadTime(int p, const LinkCost& c, double m) {
+  const int rounds = ceilLog2(p);
+  double t = 0, whole = 0;
+  for (int r = 0; r < rounds; ++r) whole += std::ldexp(1.0, -(r + 1));
+  for (int r = 0; r < rounds; ++r) {
+    const LinkCost k = binomialRound(c, r, p);
+    t += k.alpha + k.beta * (p - 1.0) / p * m * std::ldexp(1.0, -(r + 1)) / whole;
+  }
+  return t;
+}
+
 inline int floorPow2(int p) {
   int q = 1;
   while (q * 2 <= p) q *= 2;
@@ -55,16 +177,14 @@ struct LevelCosts {
   LinkCost flat;
   LinkCost node{0.5e-6, 1.0 / 8e9, 1.0 / 4e9};
   LinkCost lane;
-  // Streaming (out of cache) beta and gamma per level, and the cache they stream past (0: none).
-  double cacheBytes = 0;
-  MemoryCosts flatMem, nodeMem, laneMem;
 
-  // The parameters for a call whose host-wide working set is `workingSetBytes`.
+  // The parameters for a call whose host-wide working set is `workingSetBytes` (the curves read).
   LevelCosts forWorkingSet(double workingSetBytes) const {
     LevelCosts out = *this;
-    out.flat = strata::forWorkingSet(flat, flatMem, workingSetBytes, cacheBytes);
-    out.node = strata::forWorkingSet(node, nodeMem, workingSetBytes, cacheBytes);
-    out.lane = strata::forWorkingSet(lane, laneMem, workingSetBytes, cacheBytes);
+    out.flat = flat.forWorkingSet(workingSetBytes);
+    out.node = node.forWorkingSet(workingSetBytes);
+    out.lane = lane.forWorkingSet(workingSetBytes);
+    out.flat.copy = out.node.copy = out.lane.copy = out.node.beta;
     return out;
   }
 };

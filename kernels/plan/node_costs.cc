@@ -23,18 +23,27 @@ double nodeAllGatherCost(double m, int n, const LinkCost& c) {
   if (n <= 1) return 0;
   return nodeOpRounds(m / n, c) * c.alpha + c.beta * (m / n + m * (n - 1) / n);
 }
+// The root-centred ops keep only the root of each node busy for part of their time (it reduces
+// every member's input, or writes the whole vector into its slot, or reads every member's slot):
+// that part is priced at the share 1/n of the host's processes (kernels/plan/cost.h, HostShare).
+LinkCost nodeRootAlone(int n, const LinkCost& c) { return c.atShare(1.0 / n); }
+
 double nodeBroadcastCost(double m, int n, const LinkCost& c) {
   if (n <= 1) return c.beta * m;
-  return nodeOpRounds(m, c) * c.alpha + 2 * c.beta * m;
+  return nodeOpRounds(m, c) * c.alpha + nodeRootAlone(n, c).beta * m + c.beta * m;
 }
 double nodeReduceCost(double m, int n, const LinkCost& c) {
   if (n <= 1) return c.beta * m;
+  const LinkCost root = nodeRootAlone(n, c);
+  return nodeOpRounds(m, c) * c.alpha + c.beta * m + root.beta * m + root.gamma * m * n;
+}
+double nodeAllReduceCost(double m, int n, const LinkCost& c) {
+  if (n <= 1) return c.beta * m;
   return nodeOpRounds(m, c) * c.alpha + 2 * c.beta * m + c.gamma * m * n;
 }
-double nodeAllReduceCost(double m, int n, const LinkCost& c) { return nodeReduceCost(m, n, c); }
 double nodeGatherCost(double m, int n, const LinkCost& c) {
   if (n <= 1) return c.beta * m;
-  return nodeOpRounds(m / n, c) * c.alpha + c.beta * (m / n + m * (n - 1) / n);
+  return nodeOpRounds(m / n, c) * c.alpha + c.beta * m / n + nodeRootAlone(n, c).beta * m * (n - 1) / n;
 }
 double nodeAllToAllCost(double m, int n, const LinkCost& c) {
   if (n <= 1) return c.beta * m;

@@ -12,7 +12,9 @@ namespace strata {
 
 // Costs of the node ops in the alpha-beta-gamma model of the node level: a round costs alpha,
 // every byte copied into or out of the segment beta, every input byte of a reduction gamma; the
-// members work in parallel, so the slowest member's share is the time. `m` is the whole vector
+// members work in parallel, so the slowest member's share is the time. Where only each node's root
+// works (the reduce's reduction, the broadcast's and scatter's writes, the gather's reads) the
+// level's costs at the share 1/n apply (nodeRootAlone). `m` is the whole vector
 // (or, for the block collectives, the whole gathered buffer), n the team size.
 double nodeReduceScatterCost(double m, int n, const LinkCost& c);
 double nodeAllGatherCost(double m, int n, const LinkCost& c);
@@ -23,6 +25,8 @@ double nodeGatherCost(double m, int n, const LinkCost& c);   // also scatter
 double nodeAllToAllCost(double m, int n, const LinkCost& c);  // m: one member's send bytes
 double nodeScanCost(double m, int n, const LinkCost& c);
 double nodeBarrierCost(int n, const LinkCost& c);
+// The node level's costs while one member of each node works and the others wait.
+LinkCost nodeRootAlone(int n, const LinkCost& c);
 
 // Rounds of a node op that puts `sharedBytes` per member through slots of c.roundBytes.
 double nodeOpRounds(double sharedBytes, const LinkCost& c);

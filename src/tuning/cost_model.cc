@@ -1,7 +1,5 @@
 #include "src/tuning/cost_model.h"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -12,27 +10,28 @@
 namespace strata {
 
 CostParams defaultCostParams() {
-  // Defaults: `strata-perf --calibrate` with 2 ranks on the 2-core EPYC VM the project is developed
-  // on (Open MPI 4.1, shared memory), fitted to the current formulas (2026-11-22): a message costs
-  // about 1.4 us over MPI and 1.1 us through the node team; data in cache moves at 5.1 GB/s over
-  // MPI and 10.3 GB/s through the node's segment, data streaming from DRAM at 2.3 and 5.3 GB/s.
-  // The node's gamma fitted to zero: its reductions hide under the copies the betas already
-  // price. Calibrate on the target machine.
+  // Defaults: `strata-perf --calibrate` with 2 ranks on the 2-core VM the project is developed on
+  // (Open MPI 4.1, shared memory; 2026-11-25), rounded: a message costs about 0.7 us over MPI and
+  // 0.5 us through the node team; data moves at 10-30 GB/s while the host's working set is a few
+  // MiB and at 3-6 GB/s once it streams from DRAM. Calibrate on the target machine.
   CostParams p;
-  p.flat = LinkCost{1.40e-6, 1.95e-10, 6.2e-11};
-  p.flatMem = MemoryCosts{4.43e-10, 1.15e-10};
-  p.node = LinkCost{1.11e-6, 9.73e-11, 0.0};
-  p.nodeMem = MemoryCosts{1.87e-10, 0.0};
+  p.flat = LinkCost{0.7e-6, 1.0e-10, 3.0e-11};
+  for (const BandwidthCurve::Point& pt : {BandwidthCurve::Point{1.5e6, 6.0e-11, 2.0e-11}, {12e6, 1.6e-10, 6.0e-11}, {200e6, 3.0e-10, 1.0e-10}}) {
+    p.flat.curve.add(pt);
+  }
+  p.node = LinkCost{0.5e-6, 9.0e-11, 1.0e-11};
+  for (const BandwidthCurve::Point& pt : {BandwidthCurve::Point{1.5e6, 5.0e-11, 1.0e-11}, {12e6, 1.2e-10, 2.0e-11}, {200e6, 2.0e-10, 4.0e-11}}) {
+    p.node.curve.add(pt);
+  }
   p.lane = p.flat;
-  p.laneMem = p.flatMem;
-  p.cacheBytes = lastLevelCacheBytes();
   return p;
 }
 
 LevelCosts deviceCostParams(const LevelCosts& host) {
   LevelCosts d = host;
-  d.cacheBytes = 0;  // the host's cache does not hold device data
-  d.flatMem = d.nodeMem = d.laneMem = MemoryCosts{};
+  // The host's caches do not hold device data, nor do the host's cores run the copies and
+  // reductions: the host's curves and shares do not apply.
+  for (LinkCost* c : {&d.flat, &d.node, &d.lane}) c->curve = BandwidthCurve{}, c->alone = HostShare{};
   // A node round: the member's copies, a wait for them, the handshake, the reads, a wait: two
   // device synchronisations of about 5-10 us each. Bytes move at about 1 TB/s in and out of the
   // slots of one GPU (a third of HBM3's 3 TB/s: every byte is read and written, and ranks on one
@@ -45,32 +44,6 @@ LevelCosts deviceCostParams(const LevelCosts& host) {
   d.flat = staged(host.flat);
   d.lane = staged(host.lane);
   return d;
-}
-
-double lastLevelCacheBytes() {
-  // sysfs first: in a VM the C library may report the whole host's cache (256 MiB where the CPU
-  // sees 32 on the development VM).
-  double best = 0;
-  int bestLevel = 0;
-  for (int index = 0; index < 8; ++index) {
-    const std::string dir = "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(index) + "/";
-    std::ifstream levelFile(dir + "level"), sizeFile(dir + "size");
-    int level = 0;
-    std::string size;
-    if (!(levelFile >> level) || !(sizeFile >> size) || size.empty()) continue;
-    double bytes = std::atof(size.c_str());
-    if (size.back() == 'K') bytes *= 1024;
-    else if (size.back() == 'M') bytes *= 1024 * 1024;
-    if (level > bestLevel) best = bytes, bestLevel = level;
-  }
-  if (best > 0) return best;
-#ifdef _SC_LEVEL3_CACHE_SIZE
-  for (int name : {_SC_LEVEL3_CACHE_SIZE, _SC_LEVEL2_CACHE_SIZE}) {
-    const long v = sysconf(name);
-    if (v > 0) return static_cast<double>(v);
-  }
-#endif
-  return 0;
 }
 
 double NativeTimes::predict(Collective c, double bytes, int p) const {
@@ -108,13 +81,32 @@ bool nativeKey(const std::string& key, Collective* c, double* bytes) {
 
 }  // namespace
 
+namespace {
+
+// "beta@1048576" -> ("beta", 1048576); ws < 0 when the field has no "@".
+std::string splitAt(const std::string& field, double* ws) {
+  const size_t at = field.find('@');
+  *ws = -1;
+  if (at == std::string::npos) return field;
+  char* end = nullptr;
+  const double v = std::strtod(field.c_str() + at + 1, &end);
+  if (end != nullptr && *end == '\0' && v > 0) *ws = v;
+  else *ws = 0;  // present but not a positive number: the caller names the key
+  return field.substr(0, at);
+}
+
+}  // namespace
+
 Status loadCostParams(const std::string& path, CostParams* out) {
   std::ifstream in(path);
   STRATA_REQUIRE(in.good(), strataInvalidArgument, "cannot read the cost file '%s'", path.c_str());
   CostParams p = defaultCostParams();
   std::string line;
   int lineNo = 0;
-  std::set<std::string> seen;
+  std::set<std::string> levelsSet;  // levels the file names: the defaults' curves do not apply
+  // Per level: working set -> (beta, gamma), each seen or not.
+  std::map<std::string, std::map<double, std::pair<double, double>>> curves;
+  std::map<std::string, std::map<double, int>> curveSeen;  // bit 1 beta, bit 2 gamma
   while (std::getline(in, line)) {
     ++lineNo;
     if (line.empty() || line[0] == '#') continue;
@@ -125,9 +117,11 @@ Status loadCostParams(const std::string& path, CostParams* out) {
       return makeStatus(strataInvalidArgument, "%s:%d: expected 'key value', got '%s'", path.c_str(), lineNo, line.c_str());
     }
     if (key.rfind("machine.", 0) == 0) continue;  // strata-model's machine (perf/machine_model.h)
-    if (key == "cache_bytes") {
-      p.cacheBytes = value;
-      continue;
+    if (key == "cache_bytes" || key.find("_mem") != std::string::npos) {
+      return makeStatus(strataInvalidArgument,
+                        "%s:%d: '%s' is no longer read: beta and gamma are now curves over the working set "
+                        "(LEVEL.beta@BYTES, LEVEL.gamma@BYTES); calibrate again (strata-perf --calibrate)",
+                        path.c_str(), lineNo, key.c_str());
     }
     if (key == "native.ranks") {
       p.native.ranks = static_cast<int>(value);
@@ -140,25 +134,44 @@ Status loadCostParams(const std::string& path, CostParams* out) {
       continue;
     }
     LinkCost* level = nullptr;
-    MemoryCosts* mem = nullptr;
-    if (key.rfind("flat.", 0) == 0) level = &p.flat, mem = &p.flatMem;
-    else if (key.rfind("node.", 0) == 0) level = &p.node, mem = &p.nodeMem;
-    else if (key.rfind("lane.", 0) == 0) level = &p.lane, mem = &p.laneMem;
-    const std::string field = level ? key.substr(5) : key;
-    seen.insert(key);
-    if (level && field == "alpha") level->alpha = value;
-    else if (level && field == "beta") level->beta = value;
-    else if (level && field == "gamma") level->gamma = value;
-    else if (level && field == "round_bytes" && value >= 1) level->roundBytes = value;
-    else if (level && field == "beta_mem") mem->betaMem = value;
-    else if (level && field == "gamma_mem") mem->gammaMem = value;
-    else return makeStatus(strataInvalidArgument, "%s:%d: unknown key '%s'", path.c_str(), lineNo, key.c_str());
+    std::string name;
+    if (key.rfind("flat.", 0) == 0) level = &p.flat, name = "flat";
+    else if (key.rfind("node.", 0) == 0) level = &p.node, name = "node";
+    else if (key.rfind("lane.", 0) == 0) level = &p.lane, name = "lane";
+    double ws = -1;
+    const std::string field = level ? splitAt(key.substr(5), &ws) : key;
+    if (level) levelsSet.insert(name);
+    if (level && ws == 0) {
+      return makeStatus(strataInvalidArgument, "%s:%d: '%s': the working set after '@' must be a positive number of bytes",
+                        path.c_str(), lineNo, key.c_str());
+    }
+    if (level && ws > 0 && (field == "beta" || field == "gamma" || field == "alone_beta" || field == "alone_gamma")) {
+      const std::string curve = field.rfind("alone_", 0) == 0 ? name + ".alone" : name;
+      const bool isBeta = field == "beta" || field == "alone_beta";
+      (isBeta ? curves[curve][ws].first : curves[curve][ws].second) = value;
+      curveSeen[curve][ws] |= isBeta ? 1 : 2;
+    } else if (level && ws < 0 && field == "alpha") level->alpha = value;
+    else if (level && ws < 0 && field == "beta") level->beta = value;
+    else if (level && ws < 0 && field == "gamma") level->gamma = value;
+    else if (level && ws < 0 && field == "round_bytes" && value >= 1) level->roundBytes = value;
+    else if (level && ws < 0 && field == "alone_share" && value > 0 && value <= 1) level->alone.share = value;
+    else if (level && ws < 0 && field == "alone_alpha" && value > 0) level->alone.alpha = value;
+    else return makeStatus(strataInvalidArgument, "%s:%d: unknown key '%s' (or a value out of its range)", path.c_str(), lineNo, key.c_str());
   }
-  // A file that sets a level's beta (gamma) without its streaming value means the plain model there.
-  for (auto [name, mem] : {std::pair<const char*, MemoryCosts*>{"flat", &p.flatMem}, {"node", &p.nodeMem}, {"lane", &p.laneMem}}) {
-    const std::string level = name;
-    if (seen.count(level + ".beta") && !seen.count(level + ".beta_mem")) mem->betaMem = 0;
-    if (seen.count(level + ".gamma") && !seen.count(level + ".gamma_mem")) mem->gammaMem = 0;
+  // A level the file names has the file's curve (none, if it gives no points), not the defaults'.
+  for (auto [name, level] : {std::pair<std::string, LinkCost*>{"flat", &p.flat}, {"node", &p.node}, {"lane", &p.lane}}) {
+    if (!levelsSet.count(name)) continue;
+    for (auto [curveName, curve] : {std::pair<std::string, BandwidthCurve*>{name, &level->curve},
+                                    {name + ".alone", &level->alone.ratios}}) {
+      *curve = BandwidthCurve{};
+      const std::string prefix = curveName == name ? name + "." : name + ".alone_";
+      for (const auto& [ws, bg] : curves[curveName]) {
+        STRATA_REQUIRE(curveSeen[curveName][ws] == 3, strataInvalidArgument, "%s: %sbeta@%.0f and %sgamma@%.0f come in pairs",
+                       path.c_str(), prefix.c_str(), ws, prefix.c_str(), ws);
+        STRATA_REQUIRE(curve->add({ws, bg.first, bg.second}), strataInvalidArgument, "%s: more than %zu points of %sbeta@",
+                       path.c_str(), BandwidthCurve::kMaxPoints, prefix.c_str());
+      }
+    }
   }
   for (auto& [coll, v] : p.native.points) std::sort(v.begin(), v.end());
   p.source = path;
@@ -169,17 +182,31 @@ Status loadCostParams(const std::string& path, CostParams* out) {
 Status saveCostParams(const std::string& path, const CostParams& params) {
   std::FILE* f = std::fopen(path.c_str(), "w");
   STRATA_REQUIRE(f != nullptr, strataSystemError, "cannot write the cost file '%s'", path.c_str());
-  std::fprintf(f, "# Strata cost parameters: alpha (s per message), beta (s per byte), gamma (s per byte reduced);\n"
-                 "# beta_mem and gamma_mem for working sets past cache_bytes (the host's send and receive buffers)\n");
-  std::fprintf(f, "cache_bytes %.0f\n", params.cacheBytes);
+  std::fprintf(f,
+               "# Strata cost parameters: alpha (s per message), beta (s per byte), gamma (s per byte reduced);\n"
+               "# LEVEL.beta@W and LEVEL.gamma@W: beta and gamma when the host's processes' send and receive buffers\n"
+               "# add up to W bytes (interpolated in log W between points); LEVEL.alone_*: the costs when only the\n"
+               "# share alone_share of the host's processes is busy, as fractions of the costs with all of them busy\n"
+               "# (alone_beta@W and alone_gamma@W per working set as above)\n");
   const struct {
     const char* name;
     const LinkCost* c;
-    const MemoryCosts* m;
-  } levels[] = {{"flat", &params.flat, &params.flatMem}, {"node", &params.node, &params.nodeMem}, {"lane", &params.lane, &params.laneMem}};
+  } levels[] = {{"flat", &params.flat}, {"node", &params.node}, {"lane", &params.lane}};
   for (const auto& l : levels) {
-    std::fprintf(f, "%s.alpha %.6e\n%s.beta %.6e\n%s.gamma %.6e\n%s.beta_mem %.6e\n%s.gamma_mem %.6e\n", l.name, l.c->alpha,
-                 l.name, l.c->beta, l.name, l.c->gamma, l.name, l.m->betaMem, l.name, l.m->gammaMem);
+    std::fprintf(f, "%s.alpha %.6e\n%s.beta %.6e\n%s.gamma %.6e\n", l.name, l.c->alpha, l.name, l.c->beta, l.name,
+                 l.c->gamma);
+    if (l.c->roundBytes != LinkCost{}.roundBytes) std::fprintf(f, "%s.round_bytes %.0f\n", l.name, l.c->roundBytes);
+    for (const BandwidthCurve::Point& pt : l.c->curve) {
+      std::fprintf(f, "%s.beta@%.0f %.6e\n%s.gamma@%.0f %.6e\n", l.name, pt.workingSet, pt.beta, l.name, pt.workingSet,
+                   pt.gamma);
+    }
+    if (l.c->alone.share < 1) {
+      std::fprintf(f, "%s.alone_share %.6f\n%s.alone_alpha %.6f\n", l.name, l.c->alone.share, l.name, l.c->alone.alpha);
+      for (const BandwidthCurve::Point& pt : l.c->alone.ratios) {
+        std::fprintf(f, "%s.alone_beta@%.0f %.6f\n%s.alone_gamma@%.0f %.6f\n", l.name, pt.workingSet, pt.beta, l.name,
+                     pt.workingSet, pt.gamma);
+      }
+    }
   }
   if (params.native.ranks > 0) {
     std::fprintf(f, "# the MPI library's own collectives (native): seconds at each size (callBytes), on native.ranks ranks\n");

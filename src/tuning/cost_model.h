@@ -37,10 +37,11 @@ CostParams defaultCostParams();
 // MPI plus the staging copies over PCIe. Defaults from an H100's published figures (HBM3 about
 // 3 TB/s, PCIe 5 x16 about 50 GB/s each way) and the host handshakes, not yet calibrated.
 LevelCosts deviceCostParams(const LevelCosts& host);
-// The last-level cache of the first CPU in bytes (0 when unknown): the cost model's cache term.
-double lastLevelCacheBytes();
-// Reads "key value" lines: flat.alpha, flat.beta, flat.gamma, node.*, lane.* (seconds, s/byte),
-// native.ranks and native.COLLECTIVE.BYTES (seconds).
+// Reads "key value" lines: flat.alpha, flat.beta, flat.gamma, flat.beta@W, flat.gamma@W,
+// flat.alone_share, flat.alone_alpha, flat.alone_beta@W, flat.alone_gamma@W, node.*, lane.*
+// (seconds, s/byte, shares and fractions; kernels/plan/cost.h),
+// native.ranks and native.COLLECTIVE.BYTES (seconds). A level the file names keeps the defaults'
+// alpha, beta and gamma where the file leaves them out, but not their curve.
 Status loadCostParams(const std::string& path, CostParams* out);
 Status saveCostParams(const std::string& path, const CostParams& params);
 

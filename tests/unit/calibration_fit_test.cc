@@ -1,6 +1,7 @@
 // strata-perf --calibrate's fit (perf/calibration_fit.h) on samples made from known parameters:
-// exact samples give the parameters back, and a level whose speed drifts from size to size (both
-// calls of a size alike, as they are measured back to back) keeps its reduction's price.
+// exact samples give the parameters back, each size a point of the curve; a level whose speed
+// drifts from size to size (both calls of a size alike, as they are measured back to back) keeps
+// its reduction's price; a level measured alone gives its fractions of the busy costs back.
 #include <gtest/gtest.h>
 
 #include <vector>
@@ -11,26 +12,32 @@
 namespace strata::perf {
 namespace {
 
-constexpr double kCache = 32.0 * (1 << 20);
-const LinkCost kCached{3e-7, 6e-11, 4e-11};
-const MemoryCosts kStreaming{1.2e-10, 2e-11};
+const std::vector<size_t> kSizes = {64, 1024, 4096, 32 << 10, 128 << 10, 1 << 20, 8 << 20, 64 << 20};
+
+// The level's true costs: a knee between 1 and 8 MiB (the working set of two members).
+LinkCost truth() {
+  LinkCost c{3e-7, 0, 0};
+  c.curve.add({1, 6e-11, 4e-11});
+  c.curve.add({2 * 1.5 * (1 << 20), 6e-11, 4e-11});
+  c.curve.add({2 * 1.5 * (8 << 20), 1.8e-10, 6e-11});
+  return c;
+}
 
 // A node reduce-scatter and allgather of 2 members at each size, as the calibration measures
-// them; `drift[k]` scales both calls of size k.
-std::vector<Sample> nodeSamples(const std::vector<double>& drift) {
-  const std::vector<size_t> sizes = {64, 4096, 64 << 10, 512 << 10, 4 << 20, 16 << 20, 64 << 20};
+// them; `drift[k]` scales both calls of size k, `share` prices them at that share of the host.
+std::vector<Sample> nodeSamples(const LinkCost& level, const std::vector<double>& drift, double share = 1) {
   std::vector<Sample> out;
-  for (size_t k = 0; k < sizes.size(); ++k) {
-    const double m = static_cast<double>(sizes[k]);
+  for (size_t k = 0; k < kSizes.size(); ++k) {
+    const double m = static_cast<double>(kSizes[k]);
     const double workingSet = 2 * (m + m / 2);
     for (const bool reduces : {false, true}) {
       auto cost = [&](const LinkCost& c) { return reduces ? nodeReduceScatterCost(m, 2, c) : nodeAllGatherCost(m, 2, c); };
       Sample s;
       s.coef = {cost({1, 0, 0}), cost({0, 1, 0}), cost({0, 0, 1})};
-      s.seconds = cost(forWorkingSet(kCached, kStreaming, workingSet, kCache)) * drift[k];
-      s.bytes = sizes[k];
+      s.seconds = cost(level.forWorkingSet(workingSet).atShare(share)) * drift[k];
+      s.bytes = kSizes[k];
       s.workingSet = workingSet;
-      s.what = std::string(reduces ? "reducescatter " : "allgather ") + std::to_string(sizes[k]);
+      s.what = std::string(reduces ? "reducescatter " : "allgather ") + std::to_string(kSizes[k]);
       out.push_back(s);
     }
   }
@@ -38,21 +45,49 @@ std::vector<Sample> nodeSamples(const std::vector<double>& drift) {
 }
 
 TEST(CalibrationFit, ExactSamplesGiveTheirParametersBack) {
-  const LevelFit f = fitLevel(nodeSamples(std::vector<double>(7, 1.0)), kCache);
-  EXPECT_NEAR(f.link.alpha / kCached.alpha, 1, 0.01);
-  EXPECT_NEAR(f.link.beta / kCached.beta, 1, 0.01);
-  EXPECT_NEAR(f.link.gamma / kCached.gamma, 1, 0.01);
-  EXPECT_NEAR(f.mem.betaMem / kStreaming.betaMem, 1, 0.01);
-  EXPECT_NEAR(f.mem.gammaMem / kStreaming.gammaMem, 1, 0.01);
+  const LinkCost t = truth();
+  const LinkCost f = fitLevel(nodeSamples(t, std::vector<double>(kSizes.size(), 1.0)));
+  EXPECT_NEAR(f.alpha / t.alpha, 1, 0.01);
+  ASSERT_EQ(f.curve.size, 5u) << "a point per size from 32 KiB up";
+  for (const BandwidthCurve::Point& p : f.curve) {
+    const LinkCost at = t.forWorkingSet(p.workingSet);
+    EXPECT_NEAR(p.beta / at.beta, 1, 0.01) << p.workingSet;
+    EXPECT_NEAR(p.gamma / at.gamma, 1, 0.01) << p.workingSet;
+  }
+  EXPECT_DOUBLE_EQ(f.beta, f.curve.points[0].beta);
 }
 
 TEST(CalibrationFit, GammaSurvivesALevelWhoseSpeedDriftsBetweenSizes) {
   // The large sizes run 0.6x - 1.5x as long as the parameters say, size by size (both calls of a
   // size alike, as when the machine's speed drifts between sizes): gamma, from each size's pair,
-  // stays within the drift's own spread.
-  const LevelFit f = fitLevel(nodeSamples({1.0, 1.0, 1.5, 0.6, 1.4, 0.7, 1.0}), kCache);
-  EXPECT_GT(f.link.gamma, 0.5 * kCached.gamma);
-  EXPECT_LT(f.link.gamma, 1.6 * kCached.gamma);
+  // stays within the drift's own spread at every point.
+  const LinkCost t = truth();
+  const LinkCost f = fitLevel(nodeSamples(t, {1.0, 1.0, 1.0, 1.5, 0.6, 1.4, 0.7, 1.0}));
+  for (const BandwidthCurve::Point& p : f.curve) {
+    const double g = t.forWorkingSet(p.workingSet).gamma;
+    EXPECT_GT(p.gamma, 0.5 * g) << p.workingSet;
+    EXPECT_LT(p.gamma, 1.6 * g) << p.workingSet;
+  }
+}
+
+TEST(CalibrationFit, ALevelMeasuredAloneGivesItsFractionsBack) {
+  LinkCost t = truth();
+  t.alone = HostShare{0.25, 0.5, {}};
+  t.alone.ratios.add({1e5, 0.3, 0.3});
+  t.alone.ratios.add({1e8, 0.6, 0.6});
+  const std::vector<double> flat(kSizes.size(), 1.0);
+  const LinkCost busy = fitLevel(nodeSamples(t, flat));
+  const HostShare h = fitAlone(nodeSamples(t, flat, 0.25), busy, 0.25);
+  EXPECT_DOUBLE_EQ(h.share, 0.25);
+  EXPECT_NEAR(h.alpha, 0.5, 0.01);
+  ASSERT_EQ(h.ratios.size, 5u);
+  for (const BandwidthCurve::Point& p : h.ratios) {
+    double rb = 0, rg = 0;
+    t.alone.ratios.read(p.workingSet, &rb, &rg);
+    EXPECT_NEAR(p.beta, rb, 0.01) << p.workingSet;
+    EXPECT_EQ(p.beta, p.gamma) << "one ratio per size for beta and gamma";
+  }
+  EXPECT_EQ(fitAlone({}, busy, 0.25).share, 1) << "never measured alone";
 }
 
 }  // namespace

@@ -1,9 +1,10 @@
-// The cost model's file (STRATA_TOPO_FILE) and its cache term.
+// The cost model's file (STRATA_TOPO_FILE), its curves over the working set and its host shares.
 #include <gtest/gtest.h>
 
 #include <cstdio>
 #include <fstream>
 #include <string>
+#include <utility>
 
 #include "src/tuning/cost_model.h"
 
@@ -12,27 +13,38 @@ namespace {
 
 std::string tempPath(const char* name) { return std::string(::testing::TempDir()) + name; }
 
+BandwidthCurve curveOf(std::initializer_list<BandwidthCurve::Point> points) {
+  BandwidthCurve c;
+  for (const BandwidthCurve::Point& p : points) EXPECT_TRUE(c.add(p));
+  return c;
+}
+
 TEST(CostModel, FileRoundTrips) {
   CostParams p = defaultCostParams();
-  p.cacheBytes = 12345678;
   p.flat = LinkCost{1e-6, 2e-10, 3e-11};
-  p.flatMem = MemoryCosts{4e-10, 5e-11};
+  p.flat.curve = curveOf({{1e6, 2e-10, 3e-11}, {64e6, 4e-10, 5e-11}});
+  p.flat.alone = HostShare{0.25, 0.5, curveOf({{1e6, 0.2, 0.3}})};
   p.node = LinkCost{6e-7, 7e-11, 8e-12};
-  p.nodeMem = MemoryCosts{0, 9e-12};
+  p.node.roundBytes = 8 << 20;
   p.lane = LinkCost{1.5e-5, 1e-9, 2e-9};
-  p.laneMem = MemoryCosts{3e-9, 0};
   const std::string path = tempPath("strata_costs_roundtrip.txt");
   ASSERT_TRUE(saveCostParams(path, p).ok());
   CostParams q;
   const Status s = loadCostParams(path, &q);
   ASSERT_TRUE(s.ok()) << s.message();
-  EXPECT_DOUBLE_EQ(q.cacheBytes, 12345678);
   EXPECT_NEAR(q.flat.beta, 2e-10, 1e-15);
-  EXPECT_NEAR(q.flatMem.betaMem, 4e-10, 1e-15);
+  ASSERT_EQ(q.flat.curve.size, 2u);
+  EXPECT_NEAR(q.flat.curve.points[1].beta, 4e-10, 1e-15);
+  EXPECT_DOUBLE_EQ(q.flat.curve.points[1].workingSet, 64e6);
+  EXPECT_DOUBLE_EQ(q.flat.alone.share, 0.25);
+  EXPECT_DOUBLE_EQ(q.flat.alone.alpha, 0.5);
+  ASSERT_EQ(q.flat.alone.ratios.size, 1u);
+  EXPECT_DOUBLE_EQ(q.flat.alone.ratios.points[0].gamma, 0.3);
   EXPECT_NEAR(q.node.alpha, 6e-7, 1e-12);
-  EXPECT_EQ(q.nodeMem.betaMem, 0);
+  EXPECT_DOUBLE_EQ(q.node.roundBytes, 8 << 20);
+  EXPECT_TRUE(q.node.curve.empty()) << "a level the file names has no default curve";
+  EXPECT_EQ(q.node.alone.share, 1);
   EXPECT_NEAR(q.lane.gamma, 2e-9, 1e-14);
-  EXPECT_NEAR(q.laneMem.betaMem, 3e-9, 1e-14);
   EXPECT_EQ(q.source, path);
   std::remove(path.c_str());
 }
@@ -60,7 +72,7 @@ TEST(CostModel, BadFilesSayWhere) {
   EXPECT_NE(s.message().find("cannot read"), std::string::npos);
 }
 
-TEST(CostModel, ABetaWithoutItsStreamingValueMeansThePlainModel) {
+TEST(CostModel, ALevelWithoutCurvePointsIsThePlainModel) {
   const std::string path = tempPath("strata_costs_plain.txt");
   {
     std::ofstream f(path);
@@ -68,10 +80,34 @@ TEST(CostModel, ABetaWithoutItsStreamingValueMeansThePlainModel) {
   }
   CostParams q;
   ASSERT_TRUE(loadCostParams(path, &q).ok());
-  EXPECT_EQ(q.nodeMem.betaMem, 0);
-  EXPECT_GT(q.flatMem.betaMem, 0);  // untouched levels keep the defaults
+  EXPECT_TRUE(q.node.curve.empty());
+  EXPECT_FALSE(q.flat.curve.empty());  // untouched levels keep the defaults
   const LevelCosts big = q.forWorkingSet(1e12);
   EXPECT_DOUBLE_EQ(big.node.beta, 1e-10);
+  std::remove(path.c_str());
+}
+
+// Files of the old cache model, curve points without their other half or at no working set, and
+// shares out of range say what is wrong.
+TEST(CostModel, RetiredKeysAndHalfPointsAreErrors) {
+  const std::string path = tempPath("strata_costs_retired.txt");
+  const std::pair<const char*, const char*> cases[] = {
+      {"cache_bytes 33554432\n", "no longer read"},
+      {"flat.beta_mem 1e-10\n", "no longer read"},
+      {"flat.beta@1048576 1e-10\n", "come in pairs"},
+      {"flat.beta@lots 1e-10\n", "positive number of bytes"},
+      {"lane.alone_share 1.5\n", "out of its range"},
+  };
+  for (const auto& [text, why] : cases) {
+    {
+      std::ofstream f(path);
+      f << text;
+    }
+    CostParams q;
+    const Status s = loadCostParams(path, &q);
+    EXPECT_EQ(s.code(), strataInvalidArgument) << text;
+    EXPECT_NE(s.message().find(why), std::string::npos) << text << ": " << s.message();
+  }
   std::remove(path.c_str());
 }
 
@@ -112,18 +148,46 @@ TEST(CostModel, NativeTimesRoundTripThroughTheFile) {
   std::remove(path.c_str());
 }
 
-TEST(CostModel, CacheTermBlendsByTheShareThatFits) {
+// The curve: its points where it has them, linear in log(working set) between, held beyond.
+TEST(CostModel, TheCurveInterpolatesInTheLogOfTheWorkingSet) {
   LevelCosts c;
-  c.cacheBytes = 1000;
-  c.flat = LinkCost{1e-6, 1e-10, 1e-11};
-  c.flatMem = MemoryCosts{5e-10, 0};
-  EXPECT_DOUBLE_EQ(c.forWorkingSet(500).flat.beta, 1e-10);   // fits: cached
+  c.flat = LinkCost{1e-6, 9e-9, 9e-9};
+  c.flat.curve = curveOf({{4000, 2e-10, 1e-11}, {1000, 1e-10, 1e-11}});  // added out of order
+  EXPECT_DOUBLE_EQ(c.forWorkingSet(500).flat.beta, 1e-10);  // below: the first point
   EXPECT_DOUBLE_EQ(c.forWorkingSet(1000).flat.beta, 1e-10);
-  EXPECT_DOUBLE_EQ(c.forWorkingSet(4000).flat.beta, 0.25 * 1e-10 + 0.75 * 5e-10);
-  EXPECT_DOUBLE_EQ(c.forWorkingSet(4000).flat.gamma, 1e-11);  // no streaming gamma: as cached
-  EXPECT_DOUBLE_EQ(c.forWorkingSet(4000).flat.alpha, 1e-6);
-  c.cacheBytes = 0;  // unknown cache: the plain model
-  EXPECT_DOUBLE_EQ(c.forWorkingSet(1e12).flat.beta, 1e-10);
+  EXPECT_NEAR(c.forWorkingSet(2000).flat.beta, 1.5e-10, 1e-22);  // halfway in log
+  EXPECT_DOUBLE_EQ(c.forWorkingSet(1e9).flat.beta, 2e-10);  // above: the last point
+  EXPECT_DOUBLE_EQ(c.forWorkingSet(2000).flat.gamma, 1e-11);
+  EXPECT_DOUBLE_EQ(c.forWorkingSet(2000).flat.alpha, 1e-6);
+  EXPECT_DOUBLE_EQ(c.forWorkingSet(2000).flat.copy, c.forWorkingSet(2000).node.beta) << "local copies at the node's beta";
+  BandwidthCurve full;
+  for (size_t k = 0; k < BandwidthCurve::kMaxPoints; ++k) EXPECT_TRUE(full.add({1.0 + k, 1, 1}));
+  EXPECT_FALSE(full.add({100, 1, 1})) << "a full curve refuses a point";
+  EXPECT_FALSE(BandwidthCurve{}.add({0, 1, 1})) << "so does a working set of 0 bytes";
+}
+
+// The host share: the costs alone at the share measured alone, the busy costs with every process
+// busy, linear in the share between; shares compose; a level never measured alone ignores them.
+TEST(CostModel, AShareOfTheHostBusyIsPricedBetweenAloneAndBusy) {
+  LinkCost c{8e-6, 4e-10, 2e-10};
+  c.alone = HostShare{0.25, 0.5, curveOf({{1e6, 0.25, 0.5}})};
+  c = c.forWorkingSet(1e6);
+  const LinkCost alone = c.atShare(0.25);
+  EXPECT_DOUBLE_EQ(alone.alpha, 4e-6);
+  EXPECT_DOUBLE_EQ(alone.beta, 1e-10);
+  EXPECT_DOUBLE_EQ(alone.gamma, 1e-10);
+  const LinkCost half = c.atShare(0.5);  // a third of the way from alone to busy
+  EXPECT_NEAR(half.beta, 1e-10 + (4e-10 - 1e-10) / 3, 1e-22);
+  EXPECT_NEAR(c.atShare(0.5).atShare(0.5).beta, alone.beta, 1e-22) << "shares compose";
+  EXPECT_DOUBLE_EQ(alone.atShare(4).beta, c.beta) << "and come back";
+  EXPECT_DOUBLE_EQ(c.atShare(0.1).beta, alone.beta) << "below the share measured alone: the alone costs";
+  EXPECT_DOUBLE_EQ(alone.forWorkingSet(1e6).beta, c.beta) << "a new call starts busy";
+  LinkCost plain{8e-6, 4e-10, 2e-10};
+  EXPECT_DOUBLE_EQ(plain.atShare(0.25).beta, 4e-10);
+  // A binomial tree's rounds at their shares: the plain formula without a law, cheaper with one.
+  EXPECT_DOUBLE_EQ(binomialTreeTime(8, plain, 1000), 3 * (8e-6 + 4e-7));
+  EXPECT_NEAR(binomialSpreadTime(8, plain, 8000), 3 * 8e-6 + 7.0 / 8 * 4e-10 * 8000, 1e-18);
+  EXPECT_LT(binomialTreeTime(8, c, 1e5), 3 * (c.alpha + c.beta * 1e5));
 }
 
 }  // namespace

@@ -21,8 +21,6 @@ Machine machine(int nodes, int ppn, LinkCost lane, LinkCost node = LinkCost{0, 0
   m.costs.lane = lane;
   m.costs.node = node;
   m.costs.flat = node;
-  m.costs.cacheBytes = 0;
-  m.costs.flatMem = m.costs.nodeMem = m.costs.laneMem = MemoryCosts{};
   return m;
 }
 
