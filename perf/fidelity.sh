@@ -4,7 +4,9 @@
 # calibration and the measurements interleaved (the machine's speed drifts between rounds as much as
 # the model errs, so one calibration against one later measurement judges the drift, not the
 # model). Prints, per (shape, collective, size): the tuner's choice, its prediction against its
-# measured time, and how far the choice is from the fastest algorithm measured.
+# measured time, the spread of that time over the rounds (max / min - 1), and how far the choice is
+# from the fastest algorithm measured; and how often a round's time repeats the others' within 15%
+# (what the machine allows any model).
 #
 #   perf/fidelity.sh [OUTDIR] [ROUNDS]       (default out/fidelity, 3 rounds)
 #
@@ -49,10 +51,11 @@ def rows(kind, shape, r):
 def size(b):
     b = int(b)
     return f"{b >> 20} MiB" if b >= 1 << 20 else f"{b >> 10} KiB"
-print("| shape | collective | size | tuner's choice | predicted (us) | measured (us) | error | fastest measured | choice / fastest |")
-print("| --- | --- | ---: | --- | ---: | ---: | ---: | --- | ---: |")
+print("| shape | collective | size | tuner's choice | predicted (us) | measured (us) | error | rounds' spread | fastest measured | choice / fastest |")
+print("| --- | --- | ---: | --- | ---: | ---: | ---: | ---: | --- | ---: |")
 within15 = total = good = cells = 0
 errors = []
+repeat = repeatTotal = 0  # the machine against itself: a round's time within 15% of the other rounds' median
 for shape, label in (("2x1", "2 ranks"), ("8x4", "2x4")):
     auto = defaultdict(list)   # (op, bytes) -> [(algo, model, time)] per round
     every = defaultdict(list)  # (op, bytes, algo) -> [time] per round
@@ -65,7 +68,14 @@ for shape, label in (("2x1", "2 ranks"), ("8x4", "2x4")):
         algos = [a for a, _, _ in runs]
         choice = max(set(algos), key=algos.count)
         model = statistics.median(m for _, m, _ in runs)
-        time = statistics.median(t for _, _, t in runs)
+        times_r = [t for _, _, t in runs]
+        time = statistics.median(times_r)
+        spread = max(times_r) / min(times_r) - 1
+        for k, t in enumerate(times_r):
+            others = times_r[:k] + times_r[k + 1:]
+            if others:
+                repeatTotal += 1
+                repeat += abs(t / statistics.median(others) - 1) <= 0.15
         err = model / time - 1
         errors.append(abs(err))
         total += 1
@@ -75,7 +85,10 @@ for shape, label in (("2x1", "2 ranks"), ("8x4", "2x4")):
         ratio = times.get(choice, float("nan")) / times[best]
         cells += 1
         good += ratio <= 1.10
-        print(f"| {label} | {op} | {size(b)} | {choice} | {model:.1f} | {time:.1f} | {100 * err:+.0f}% | {best} | {ratio:.2f} |")
+        print(f"| {label} | {op} | {size(b)} | {choice} | {model:.1f} | {time:.1f} | {100 * err:+.0f}% | {100 * spread:.0f}% | {best} | {ratio:.2f} |")
 print(f"\npredicted within 15% of measured: {within15} of {total} (median |error| {100 * statistics.median(errors):.1f}%); "
       f"tuner's choice within 10% of the fastest: {good} of {cells}; {rounds} interleaved rounds")
+if repeatTotal:
+    print(f"the machine against itself: a round's measured time within 15% of the other rounds' median in "
+          f"{repeat} of {repeatTotal} (cell, round) pairs")
 EOF
