@@ -58,7 +58,8 @@ double costLeader(const CollectiveArgs& a, const Topology& t, const LevelCosts& 
   const int n = t.maxNodeSize(), N = t.numNodes();
   const double m = callBytes(a);
   NestedCall call(Collective::kAllReduce, a.count, 0, true);
-  return nodeReduceCost(m, n, c.node) + (N > 1 ? levelCost(a, call, N, representativesLink(c.lane, t)) : 0.0) + nodeBroadcastCost(m, n, c.node);
+  return nodeReduceCost(m, n, c.node) +
+         (N > 1 ? levelCost(a, call, N, representativesLink(c.lane, t)) : 0.0) + nodeBroadcastCost(m, n, c.node);
 }
 
 std::string oneShotSupported(const CollectiveArgs&, const Topology& t) {

@@ -137,7 +137,8 @@ double costScanLeader(const CollectiveArgs& a, const Topology& t, const LevelCos
   const int n = t.maxNodeSize(), N = t.numNodes();
   const double m = callBytes(a);
   NestedCall call(Collective::kExscan, a.count, 0, false);
-  return nodeReduceCost(m, n, c.node) + (N > 1 ? levelCost(a, call, N, representativesLink(c.lane, t)) : 0.0) + nodeBroadcastCost(m, n, c.node) +
+  return nodeReduceCost(m, n, c.node) +
+         (N > 1 ? levelCost(a, call, N, representativesLink(c.lane, t)) : 0.0) + nodeBroadcastCost(m, n, c.node) +
          nodeScanCost(m, n, c.node) + c.node.gamma * 2 * m;
 }
 

@@ -78,7 +78,8 @@ void buildAllGatherLeader(PlanBuilder& b, const CollectiveArgs& a, const Topolog
       call.counts.push_back(t.nodes[static_cast<size_t>(k)].size() * n);
       call.displs.push_back(static_cast<size_t>(t.nodes[static_cast<size_t>(k)].front()) * n);
     }
-    buildLevel(b, a, call, representatives(t, t.nodes[0][0]), nodeRange(t, recv, n, t.myNode()), recv, representativesLink(c.lane, t), 1);
+    buildLevel(b, a, call, representatives(t, t.nodes[0][0]), nodeRange(t, recv, n, t.myNode()), recv,
+               representativesLink(c.lane, t), 1);
   }
   b.label("node-broadcast", 0);
   b.nodeOp(nodeBroadcast(team, 0, recv, recv));
@@ -88,7 +89,8 @@ double costAllGatherLeader(const CollectiveArgs& a, const Topology& t, const Lev
   const int n = t.maxNodeSize(), N = t.numNodes();
   const double total = callBytes(a) * t.size;
   NestedCall call(Collective::kAllGather, a.count * static_cast<size_t>(n), 0, true);
-  return nodeGatherCost(callBytes(a) * n, n, c.node) + (N > 1 ? levelCost(a, call, N, representativesLink(c.lane, t)) : 0.0) +
+  return nodeGatherCost(callBytes(a) * n, n, c.node) +
+         (N > 1 ? levelCost(a, call, N, representativesLink(c.lane, t)) : 0.0) +
          nodeBroadcastCost(total, n, c.node);
 }
 
@@ -210,7 +212,8 @@ void buildGatherLeader(PlanBuilder& b, const CollectiveArgs& a, const Topology& 
 double costGatherLeader(const CollectiveArgs& a, const Topology& t, const LevelCosts& c) {
   const int n = t.maxNodeSize(), N = t.numNodes();
   NestedCall call(Collective::kGather, a.count * static_cast<size_t>(n), 0, false);
-  return nodeGatherCost(callBytes(a) * n, n, c.node) + (N > 1 ? levelCost(a, call, N, representativesLink(c.lane, t)) : 0.0);
+  return nodeGatherCost(callBytes(a) * n, n, c.node) +
+         (N > 1 ? levelCost(a, call, N, representativesLink(c.lane, t)) : 0.0);
 }
 
 // ---- scatter ----

@@ -61,7 +61,8 @@ void buildBroadcastLeader(PlanBuilder& b, const CollectiveArgs& a, const Topolog
 double costBroadcastLeader(const CollectiveArgs& a, const Topology& t, const LevelCosts& c) {
   const int n = t.maxNodeSize(), N = t.numNodes();
   NestedCall call(Collective::kBroadcast, a.count, 0, false);
-  return (N > 1 ? levelCost(a, call, N, representativesLink(c.lane, t)) : 0.0) + nodeBroadcastCost(callBytes(a), n, c.node);
+  return (N > 1 ? levelCost(a, call, N, representativesLink(c.lane, t)) : 0.0) +
+         nodeBroadcastCost(callBytes(a), n, c.node);
 }
 
 void buildReduceFullLane(PlanBuilder& b, const CollectiveArgs& a, const Topology& t, const LevelCosts& c) {
@@ -110,7 +111,8 @@ void buildReduceLeader(PlanBuilder& b, const CollectiveArgs& a, const Topology& 
 double costReduceLeader(const CollectiveArgs& a, const Topology& t, const LevelCosts& c) {
   const int n = t.maxNodeSize(), N = t.numNodes();
   NestedCall call(Collective::kReduce, a.count, 0, true);
-  return nodeReduceCost(callBytes(a), n, c.node) + (N > 1 ? levelCost(a, call, N, representativesLink(c.lane, t)) : 0.0);
+  return nodeReduceCost(callBytes(a), n, c.node) +
+         (N > 1 ? levelCost(a, call, N, representativesLink(c.lane, t)) : 0.0);
 }
 
 }  // namespace

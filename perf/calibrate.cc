@@ -7,10 +7,10 @@
 // whole communicator (the same ring algorithms). The parameters are then fitted to the very cost
 // formulas the tuner evaluates: every formula is linear in (alpha, beta, gamma), so its coefficients
 // come from evaluating it with unit parameters; beta and gamma per size make the level's curve over
-// the working set, alpha comes from the small sizes (perf/calibration_fit.h). The lanes and the
-// flat communicator are also measured alone, one lane (one pair of ranks) busy while the others
-// wait: what a leader composition's lanes or a tree's first round see (kernels/plan/cost.h,
-// HostShare).
+// the working set, alpha comes from the small sizes (perf/calibration_fit.h). Where the host's
+// processes outnumber its cores, the levels are also measured alone (one lane, one pair of ranks,
+// each node's root reducing) while the others wait: what a leader composition's lanes, a tree's
+// first round or a node reduce's root see (kernels/plan/cost.h, HostShare).
 #include "perf/calibrate.h"
 
 #include <mpi.h>
@@ -215,21 +215,21 @@ int calibrate(const std::string& path, int iters, int warmup) {
   // during one sweep then moves one of the three, not the fit.
   for (int sweep = 0; sweep < 3; ++sweep) {
   for (size_t bytes : sizes) {
+    // Each level's allgather and reduce-scatter back to back: their difference prices its gamma.
+    auto pair = [&](bool enabled, strataComm_t comm, bool active, const char* algo, Level level, std::vector<Sample>* out) {
+      if (!enabled) return;
+      for (const char* op : {"allgather", "reducescatter"}) {
+        ok &= measure(comm, active, hostProcesses, op, algo, level, bytes, iters, warmup, out);
+      }
+    };
+    pair(allHaveTeams, nodeComm, true, "fulllane", Level::kNode, &node);
+    pair(nodes > 1, laneComm, true, "ring", Level::kFlat, &lane);
+    pair(true, flatComm, true, "ring", Level::kFlat, &flat);
     if (nodeAlone) {
       ok &= measure(nodeComm, true, hostProcesses, "reduce", "leader", Level::kNode, bytes, iters, warmup, &nodeAlone1);
     }
-    for (const char* op : {"allgather", "reducescatter"}) {
-      if (allHaveTeams) ok &= measure(nodeComm, true, hostProcesses, op, "fulllane", Level::kNode, bytes, iters, warmup, &node);
-      if (nodes > 1) ok &= measure(laneComm, true, hostProcesses, op, "ring", Level::kFlat, bytes, iters, warmup, &lane);
-      ok &= measure(flatComm, true, hostProcesses, op, "ring", Level::kFlat, bytes, iters, warmup, &flat);
-      if (laneAlone) {
-        ok &= measure(laneComm, topo.myLocalRank() == 0, hostProcesses, op, "ring", Level::kFlat, bytes, iters,
-                      warmup, &laneAlone1);
-      }
-      if (flatAlone) {
-        ok &= measure(pairComm, inPair, hostProcesses, op, "ring", Level::kFlat, bytes, iters, warmup, &flatAlone1);
-      }
-    }
+    pair(laneAlone, laneComm, topo.myLocalRank() == 0, "ring", Level::kFlat, &laneAlone1);
+    pair(flatAlone, pairComm, inPair, "ring", Level::kFlat, &flatAlone1);
   }
   // The MPI library's own collectives ("native"), at sizes a factor 8 apart up to 16 MiB (the
   // tuner extends the last stretch beyond).
@@ -303,7 +303,7 @@ int calibrate(const std::string& path, int iters, int warmup) {
     if (flatAlone) reportAlone("flat", flatFit, flatAlone1);
     if (allHaveTeams) report("node", nodeFit, node);
     else std::printf("#   node  no node team: defaults kept\n");
-    if (!nodeAlone1.empty()) reportAlone("node", nodeFit, nodeAlone1);
+    if (nodeAlone) reportAlone("node", nodeFit, nodeAlone1);
     if (nodes > 1) report("lane", laneFit, lane);
     else std::printf("#   lane  one node: lanes take the flat parameters\n");
     if (laneAlone) reportAlone("lane", laneFit, laneAlone1);

@@ -1,6 +1,8 @@
 // Binomial tree broadcast (002, "Binomial tree broadcast"): ceil(log2 p) rounds, each carrying the
 // whole message. The small-message broadcast.
 //   T(m) = ceil(log2 p)(alpha + beta m)
+// with each round priced at the share of the ranks it keeps busy (kernels/plan/cost.h,
+// binomialRound: the same sum where the host has a core per process).
 #include "inter_node/algorithms/algorithm.h"
 
 namespace strata {

@@ -4,6 +4,8 @@
 // each subtree straight into its receive buffer unless the subtree's ranks wrap past p - 1; those
 // land in scratch and are copied in two pieces.
 //   T(m) = ceil(log2 p) alpha + (p-1)/p beta m          (m: the gathered bytes)
+// with each round priced at the share of the ranks it keeps busy (kernels/plan/cost.h,
+// binomialRound: the same sum where the host has a core per process).
 #include "inter_node/algorithms/algorithm.h"
 
 namespace strata {

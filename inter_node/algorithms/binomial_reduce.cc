@@ -1,6 +1,8 @@
 // Binomial tree reduce (002, "Binomial tree reduction"): ceil(log2 p) rounds, each carrying and
 // reducing the whole vector. The small-message reduce.
 //   T(m) = ceil(log2 p)(alpha + beta m + gamma m)
+// with each round priced at the share of the ranks it keeps busy (kernels/plan/cost.h,
+// binomialRound: the same sum where the host has a core per process).
 #include "inter_node/algorithms/algorithm.h"
 
 namespace strata {

@@ -4,6 +4,8 @@
 // scratch, forwards the children's ranges and keeps its own; a leaf receives straight into its
 // receive buffer.
 //   T(m) = ceil(log2 p) alpha + (p-1)/p beta m          (m: the scattered bytes)
+// with each round priced at the share of the ranks it keeps busy (kernels/plan/cost.h,
+// binomialRound: the same sum where the host has a core per process).
 #include "inter_node/algorithms/algorithm.h"
 
 namespace strata {

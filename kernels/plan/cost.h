@@ -7,6 +7,7 @@
 #include <array>
 #include <cmath>
 #include <cstddef>
+#include <initializer_list>
 
 namespace strata {
 
@@ -14,7 +15,7 @@ namespace strata {
 // streams from DRAM, and the knees lie wherever the machine's caches put them (on the 2-core
 // development VM a 2-rank allgather moves 31 GB/s at 512 KiB, 13 at 4 MiB, 7 at 64 MiB). So a
 // level's beta and gamma are a curve over the call's working set (every process of the host: send
-// and receive buffers), measured by calibration at sizes 4x apart and interpolated linearly in
+// and receive buffers), measured by calibration at sizes 2x apart and interpolated linearly in
 // log(working set) between its points, held at the end points beyond them.
 struct BandwidthCurve {
   static constexpr size_t kMaxPoints = 16;
@@ -24,6 +25,12 @@ struct BandwidthCurve {
   std::array<Point, kMaxPoints> points{};  // the first `size`, by working set
   size_t size = 0;
 
+  // A curve of the given points (those `add` refuses are left out).
+  static BandwidthCurve of(std::initializer_list<Point> list) {
+    BandwidthCurve c;
+    for (const Point& p : list) c.add(p);
+    return c;
+  }
   bool empty() const { return size == 0; }
   const Point* begin() const { return points.data(); }
   const Point* end() const { return points.data() + size; }

@@ -11,18 +11,15 @@ namespace strata {
 
 CostParams defaultCostParams() {
   // Defaults: `strata-perf --calibrate` with 2 ranks on the 2-core VM the project is developed on
-  // (Open MPI 4.1, shared memory; 2026-11-25), rounded: a message costs about 0.7 us over MPI and
-  // 0.5 us through the node team; data moves at 10-30 GB/s while the host's working set is a few
-  // MiB and at 3-6 GB/s once it streams from DRAM. Calibrate on the target machine.
+  // (Open MPI 4.1, shared memory; 2026-11-25, perf/machines/dev_vm_2ranks.machine, three of its
+  // points, rounded): a message costs about 0.76 us over MPI and 0.55 us through the node team;
+  // data moves at 16-17 GB/s over MPI while the host's working set is 1.5 MB, at 8 GB/s at 12 MB
+  // and at 3.5 GB/s at 200 MB. Calibrate on the target machine.
   CostParams p;
-  p.flat = LinkCost{0.7e-6, 1.0e-10, 3.0e-11};
-  for (const BandwidthCurve::Point& pt : {BandwidthCurve::Point{1.5e6, 6.0e-11, 2.0e-11}, {12e6, 1.6e-10, 6.0e-11}, {200e6, 3.0e-10, 1.0e-10}}) {
-    p.flat.curve.add(pt);
-  }
-  p.node = LinkCost{0.5e-6, 9.0e-11, 1.0e-11};
-  for (const BandwidthCurve::Point& pt : {BandwidthCurve::Point{1.5e6, 5.0e-11, 1.0e-11}, {12e6, 1.2e-10, 2.0e-11}, {200e6, 2.0e-10, 4.0e-11}}) {
-    p.node.curve.add(pt);
-  }
+  p.flat = LinkCost{0.76e-6, 5.7e-11, 1.8e-11};
+  p.flat.curve = BandwidthCurve::of({{1.5e6, 5.7e-11, 1.8e-11}, {12.6e6, 1.3e-10, 6.4e-11}, {201e6, 2.8e-10, 1.2e-10}});
+  p.node = LinkCost{0.55e-6, 6.3e-11, 0};
+  p.node.curve = BandwidthCurve::of({{1.5e6, 6.3e-11, 0}, {12.6e6, 8.6e-11, 5.6e-12}, {201e6, 1.3e-10, 2.0e-11}});
   p.lane = p.flat;
   return p;
 }

@@ -17,9 +17,7 @@ const std::vector<size_t> kSizes = {64, 1024, 4096, 32 << 10, 128 << 10, 1 << 20
 // The level's true costs: a knee between 1 and 8 MiB (the working set of two members).
 LinkCost truth() {
   LinkCost c{3e-7, 0, 0};
-  c.curve.add({1, 6e-11, 4e-11});
-  c.curve.add({2 * 1.5 * (1 << 20), 6e-11, 4e-11});
-  c.curve.add({2 * 1.5 * (8 << 20), 1.8e-10, 6e-11});
+  c.curve = BandwidthCurve::of({{1, 6e-11, 4e-11}, {2 * 1.5 * (1 << 20), 6e-11, 4e-11}, {2 * 1.5 * (8 << 20), 1.8e-10, 6e-11}});
   return c;
 }
 
@@ -72,9 +70,7 @@ TEST(CalibrationFit, GammaSurvivesALevelWhoseSpeedDriftsBetweenSizes) {
 
 TEST(CalibrationFit, ALevelMeasuredAloneGivesItsFractionsBack) {
   LinkCost t = truth();
-  t.alone = HostShare{0.25, 0.5, {}};
-  t.alone.ratios.add({1e5, 0.3, 0.3});
-  t.alone.ratios.add({1e8, 0.6, 0.6});
+  t.alone = HostShare{0.25, 0.5, BandwidthCurve::of({{1e5, 0.3, 0.3}, {1e8, 0.6, 0.6}})};
   const std::vector<double> flat(kSizes.size(), 1.0);
   const LinkCost busy = fitLevel(nodeSamples(t, flat));
   const HostShare h = fitAlone(nodeSamples(t, flat, 0.25), busy, 0.25);

@@ -13,17 +13,11 @@ namespace {
 
 std::string tempPath(const char* name) { return std::string(::testing::TempDir()) + name; }
 
-BandwidthCurve curveOf(std::initializer_list<BandwidthCurve::Point> points) {
-  BandwidthCurve c;
-  for (const BandwidthCurve::Point& p : points) EXPECT_TRUE(c.add(p));
-  return c;
-}
-
 TEST(CostModel, FileRoundTrips) {
   CostParams p = defaultCostParams();
   p.flat = LinkCost{1e-6, 2e-10, 3e-11};
-  p.flat.curve = curveOf({{1e6, 2e-10, 3e-11}, {64e6, 4e-10, 5e-11}});
-  p.flat.alone = HostShare{0.25, 0.5, curveOf({{1e6, 0.2, 0.3}})};
+  p.flat.curve = BandwidthCurve::of({{1e6, 2e-10, 3e-11}, {64e6, 4e-10, 5e-11}});
+  p.flat.alone = HostShare{0.25, 0.5, BandwidthCurve::of({{1e6, 0.2, 0.3}})};
   p.node = LinkCost{6e-7, 7e-11, 8e-12};
   p.node.roundBytes = 8 << 20;
   p.lane = LinkCost{1.5e-5, 1e-9, 2e-9};
@@ -152,7 +146,7 @@ TEST(CostModel, NativeTimesRoundTripThroughTheFile) {
 TEST(CostModel, TheCurveInterpolatesInTheLogOfTheWorkingSet) {
   LevelCosts c;
   c.flat = LinkCost{1e-6, 9e-9, 9e-9};
-  c.flat.curve = curveOf({{4000, 2e-10, 1e-11}, {1000, 1e-10, 1e-11}});  // added out of order
+  c.flat.curve = BandwidthCurve::of({{4000, 2e-10, 1e-11}, {1000, 1e-10, 1e-11}});  // added out of order
   EXPECT_DOUBLE_EQ(c.forWorkingSet(500).flat.beta, 1e-10);  // below: the first point
   EXPECT_DOUBLE_EQ(c.forWorkingSet(1000).flat.beta, 1e-10);
   EXPECT_NEAR(c.forWorkingSet(2000).flat.beta, 1.5e-10, 1e-22);  // halfway in log
@@ -170,7 +164,7 @@ TEST(CostModel, TheCurveInterpolatesInTheLogOfTheWorkingSet) {
 // busy, linear in the share between; shares compose; a level never measured alone ignores them.
 TEST(CostModel, AShareOfTheHostBusyIsPricedBetweenAloneAndBusy) {
   LinkCost c{8e-6, 4e-10, 2e-10};
-  c.alone = HostShare{0.25, 0.5, curveOf({{1e6, 0.25, 0.5}})};
+  c.alone = HostShare{0.25, 0.5, BandwidthCurve::of({{1e6, 0.25, 0.5}})};
   c = c.forWorkingSet(1e6);
   const LinkCost alone = c.atShare(0.25);
   EXPECT_DOUBLE_EQ(alone.alpha, 4e-6);
