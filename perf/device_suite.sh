@@ -2,15 +2,21 @@
 # The GPU suite, for a machine with a CUDA device, the CUDA toolkit and CMake. Everything else it
 # brings along: Open MPI from `.mpi/` (the developers' relocatable Open MPI: `source .mpi/env.sh`
 # is done here when .mpi/ exists) and GoogleTest from `.deps/` (perf/device_deps.sh), built here;
-# Ninja when present, else Makefiles. Writes logs and tables into OUTDIR.
+# Ninja when present, else Makefiles. NCCL (the baseline) from the toolkit, NCCL_HOME, or the
+# image's Python package nvidia-nccl. Writes logs and tables into OUTDIR, and OUTDIR/suite.tgz
+# with all of them.
 #
-#   perf/device_suite.sh OUTDIR [build|test|bench|all]     (default all)
+#   perf/device_suite.sh OUTDIR [build|test|bench|sanitize|all]     (default all)
 #
-# Each phase ends well inside 10 minutes on an H100 node's host; run them as separate commands
-# where one command is limited to 10 minutes. `build` is incremental.
+# `all` runs each phase in its own process group and ends it, with everything it started, at its
+# limit in seconds (STRATA_SUITE_LIMITS, default "build=300 test=300 bench=150 sanitize=120"), so
+# a lease of a few minutes gets every phase's results even where one phase hangs. `build` is
+# incremental.
 set -uo pipefail
-out=${1:?usage: perf/device_suite.sh OUTDIR [build|test|bench|all]}
+usage="usage: perf/device_suite.sh OUTDIR [build|test|bench|sanitize|all]"
+out=${1:?$usage}
 phase=${2:-all}
+script=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/$(basename "${BASH_SOURCE[0]}")
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -18,6 +24,12 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_
 [ -d /usr/local/cuda/bin ] && export PATH="$PATH:/usr/local/cuda/bin"
 # shellcheck disable=SC1091
 [ -f .mpi/env.sh ] && source .mpi/env.sh
+# NCCL: where neither the toolkit nor NCCL_HOME has it, the image's Python package may.
+if [ -z "${NCCL_HOME:-}" ] && ! ls /usr/local/cuda/include/nccl.h >/dev/null 2>&1; then
+  nccl_py=$(python3 -c 'import nvidia.nccl, os; print(os.path.dirname(nvidia.nccl.__file__))' 2>/dev/null ||
+            python3 -c 'import nvidia.nccl; print(list(nvidia.nccl.__path__)[0])' 2>/dev/null) &&
+    [ -f "$nccl_py/include/nccl.h" ] && export NCCL_HOME=$nccl_py
+fi
 log() { printf '[device-suite] %s\n' "$*" | tee -a "$out/summary.txt"; }
 status=0
 build=build-device
@@ -54,11 +66,12 @@ phase_build() {
          cmake --build "$build" -j "$(nproc)" > "$out/build.log" 2>&1; }; then
     log "build FAILED (see build.log)"; tail -30 "$out/build.log"; return 1
   fi
-  log "built for sm_$arch in $(( $(date +%s) - start )) s"
+  log "built for sm_$arch in $(( $(date +%s) - start )) s ($(grep -o 'NCCL baseline [A-Z]*' "$out/configure.log"))"
 }
 
 phase_test() {
-  if (cd "$build" && ctest -L gpu --output-on-failure --timeout 300 > "$out/gpu_tests.log" 2>&1); then
+  # Four tests at a time (ctest keeps an MPI test's ranks within the cores): every rank shares the GPU.
+  if (cd "$build" && ctest -L gpu -j 4 --output-on-failure --timeout 300 > "$out/gpu_tests.log" 2>&1); then
     log "GPU tests passed: $(grep -c 'Passed' "$out/gpu_tests.log") tests"
   else
     log "GPU tests FAILED (see gpu_tests.log)"; status=1
@@ -81,6 +94,57 @@ phase_bench() {
   STRATA_RANKS_PER_NODE=1 STRATA_CUDA_AWARE_MPI=0 mpiexec -n 2 $perf --mem device --op allreduce --impl strata,mpi \
       -b 1M -e 64M -f 4 -n 10 -w 3 > "$out/staged_2nodes.txt" 2>&1 || status=1
   grep -E "^#  allreduce" "$out/staged_2nodes.txt" | tee -a "$out/summary.txt"
+  # The other bandwidth collectives on device buffers, 4 ranks on the one GPU.
+  mpiexec -n 4 $perf --mem device --op allgather,reducescatter,broadcast --impl strata,mpi,nccl -b 1M -e 256M -f 4 \
+      -n 10 -w 3 --csv "$out/others_np4.csv" > "$out/others_np4.txt" 2>&1 || status=1
+  grep -E "^#  (allgather|reducescatter|broadcast)|bound|not run" "$out/others_np4.txt" | tee -a "$out/summary.txt"
+}
+
+# compute-sanitizer (memcheck, racecheck) over the kernels' tests and 2 ranks' collectives on device
+# buffers: out-of-bounds and misaligned accesses, shared-memory races, on the real driver.
+phase_sanitize() {
+  local cs
+  cs=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null) ||
+    { log "no compute-sanitizer"; return 0; }
+  local t=$build/tests/gpu
+  run_sanitizer() {  # NAME COMMAND...: one run, its verdict from the sanitizer's summary line
+    local name=$1; shift
+    "$@" > "$out/sanitize_$name.log" 2>&1
+    local rc=$? summary
+    summary=$(grep -h "ERROR SUMMARY" "$out/sanitize_$name.log" | sort | uniq -c | tr -s ' ' | tr '\n' ';')
+    log "sanitizer $name: exit $rc, ${summary:-no summary}"
+    [ $rc -eq 0 ] || status=1
+  }
+  run_sanitizer memcheck_kernels "$cs" --tool memcheck --error-exitcode 3 "$t/strata_gpu_kernel_tests" --gtest_brief=1
+  run_sanitizer racecheck_kernels "$cs" --tool racecheck --error-exitcode 3 "$t/strata_gpu_kernel_tests" --gtest_brief=1
+  STRATA_TEST_SHAPE=0 run_sanitizer memcheck_collectives_np2 mpiexec -n 2 "$cs" --tool memcheck --error-exitcode 3 \
+      "$t/strata_gpu_collectives_test" --gtest_brief=1
+}
+
+# Each phase of `all` in its own process group, ended with everything it started at its limit.
+run_limited() {  # PHASE SECONDS
+  local p=$1 limit=$2 pid watch rc
+  STRATA_SUITE_CHILD=1 setsid "$script" "$out" "$p" &
+  pid=$!
+  (  # the watchdog: holds no output open, and takes its timer with it when it is ended
+    exec >/dev/null 2>&1
+    sleep "$limit" & timer=$!
+    trap 'kill $timer; exit 0' TERM
+    wait $timer
+    if kill -0 "$pid"; then
+      log "$p: stopped at its limit of $limit s"; kill -TERM -- -"$pid"; sleep 5; kill -KILL -- -"$pid"
+    fi ) &
+  watch=$!
+  wait "$pid"; rc=$?
+  kill "$watch" 2>/dev/null; wait "$watch" 2>/dev/null
+  return $rc
+}
+limit_of() {  # PHASE: its limit from STRATA_SUITE_LIMITS
+  local kv
+  for kv in ${STRATA_SUITE_LIMITS:-build=300 test=300 bench=150 sanitize=120}; do
+    [ "${kv%%=*}" = "$1" ] && { echo "${kv#*=}"; return; }
+  done
+  echo 600
 }
 
 start=$(date +%s)
@@ -88,8 +152,15 @@ case "$phase" in
   build) phase_build || exit 1 ;;
   test) phase_test ;;
   bench) phase_bench ;;
-  all) phase_build || exit 1; phase_test; phase_bench ;;
-  *) echo "unknown phase $phase (build, test, bench, all)" >&2; exit 2 ;;
+  sanitize) phase_sanitize ;;
+  all)
+    if run_limited build "$(limit_of build)"; then
+      for p in test bench sanitize; do run_limited "$p" "$(limit_of "$p")" || status=1; done
+    else
+      status=1
+    fi ;;
+  *) echo "unknown phase $phase (build, test, bench, sanitize, all)" >&2; exit 2 ;;
 esac
 log "$phase done in $(( $(date +%s) - start )) s, status $status"
+[ "$phase" = all ] && tar czf "/tmp/suite.$$.tgz" -C "$out" --exclude suite.tgz . && mv "/tmp/suite.$$.tgz" "$out/suite.tgz"
 exit $status
