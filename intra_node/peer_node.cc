@@ -13,10 +13,7 @@ namespace {
 constexpr size_t kAbortWord = 0;
 constexpr size_t kStatusWords = 1;
 
-struct PciAddress {
-  int32_t domain = 0, bus = 0, device = 0;
-  bool operator==(const PciAddress& o) const { return domain == o.domain && bus == o.bus && device == o.device; }
-};
+}  // namespace
 
 Status myPciAddress(PciAddress* out) {
   int device = 0;
@@ -27,19 +24,13 @@ Status myPciAddress(PciAddress* out) {
   return Status::Ok();
 }
 
-}  // namespace
-
 PeerNodeTeam::~PeerNodeTeam() {
   if (last_ != nullptr) cudaEventDestroy(last_);
   if (hostWords_ != nullptr) cudaFreeHost(hostWords_);
 }
 
-Status PeerNodeTeam::setUp(NodeTeam& team, size_t halfBytes, double timeoutSeconds,
-                           std::unique_ptr<PeerNodeTeam>* out) {
-  out->reset();
-  STRATA_REQUIRE(team.size() <= cuda::kMaxPeerRanks, strataInvalidUsage,
-                 "peer collectives serve nodes of at most %d ranks (this one has %d)", cuda::kMaxPeerRanks, team.size());
-  // One GPU per member, or none of it: every member sees the same addresses, so all decide alike.
+Status membersHaveOwnGpus(NodeTeam& team, double timeoutSeconds, bool* own) {
+  // Every member sees the same addresses, so all decide alike.
   struct Entry {
     PciAddress pci;
     int32_t ok;
@@ -48,12 +39,21 @@ Status PeerNodeTeam::setUp(NodeTeam& team, size_t halfBytes, double timeoutSecon
   mine.ok = myPciAddress(&mine.pci).ok() ? 1 : 0;
   std::vector<Entry> all(static_cast<size_t>(team.size()));
   STRATA_CHECK(team.exchange(&mine, sizeof mine, all.data(), timeoutSeconds));
+  *own = true;
   for (size_t i = 0; i < all.size(); ++i) {
-    if (all[i].ok != 1) return Status::Ok();
+    if (all[i].ok != 1) *own = false;
     for (size_t j = 0; j < i; ++j) {
-      if (all[i].pci == all[j].pci) return Status::Ok();  // two members share a GPU
+      if (all[i].pci == all[j].pci) *own = false;  // two members share a GPU
     }
   }
+  return Status::Ok();
+}
+
+Status PeerNodeTeam::setUp(NodeTeam& team, size_t halfBytes, double timeoutSeconds,
+                           std::unique_ptr<PeerNodeTeam>* out) {
+  out->reset();
+  STRATA_REQUIRE(team.size() <= cuda::kMaxPeerRanks, strataInvalidUsage,
+                 "peer collectives serve nodes of at most %d ranks (this one has %d)", cuda::kMaxPeerRanks, team.size());
   std::unique_ptr<PeerNodeTeam> p(new PeerNodeTeam);
   const size_t half = halfBytes / 16 * 16;
   STRATA_CHECK(DeviceSlots::setUp(team, cuda::kPeerSignalBytes + half, timeoutSeconds, &p->slots_));

@@ -14,6 +14,7 @@
 
 #include <cuda_runtime.h>
 
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -23,10 +24,22 @@
 
 namespace strata {
 
+// The PCI address of the calling thread's current GPU: what tells two processes' GPUs apart.
+struct PciAddress {
+  int32_t domain = 0, bus = 0, device = 0;
+  bool operator==(const PciAddress& o) const { return domain == o.domain && bus == o.bus && device == o.device; }
+};
+Status myPciAddress(PciAddress* out);
+
+// Whether every member of `team` runs on a GPU of its own: false where two members share one or a
+// member could not tell. Collective over the team and bounded; every member learns the same answer.
+Status membersHaveOwnGpus(NodeTeam& team, double timeoutSeconds, bool* own);
+
 class PeerNodeTeam {
  public:
   ~PeerNodeTeam();
-  // Collective over the team. `halfBytes`: each half's capacity (rounded down to 16 bytes).
+  // Collective over the team, whose members each have their own GPU (membersHaveOwnGpus).
+  // `halfBytes`: each half's capacity (rounded down to 16 bytes).
   static Status setUp(NodeTeam& team, size_t halfBytes, double timeoutSeconds, std::unique_ptr<PeerNodeTeam>* out);
 
   // Enqueues one call on `stream`. An error from an earlier kernel (its timeout) is returned first.

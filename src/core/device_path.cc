@@ -265,12 +265,20 @@ Status ensurePath(strataComm* comm, int device, DevicePath** out) {
   path->staging = StagingPool::sized(comm->config.stageChunkBytes, comm->config.stageSlots);
   STRATA_CHECK(makeCudaQueues(device, comm->config.timeoutSeconds, &path->queues));
   STRATA_CHECK(loadDeviceParams(comm->config.deviceParamsFile, &path->params));
+  // Whether the node's ranks each have a GPU of their own: the peer collectives need it, and ranks
+  // that share one run synchronously. On a real GPU (an H200 shared by 2 and 3 ranks) the
+  // asynchronous path, whose progress thread runs a call while the caller's stream waits for its
+  // ticket, hung inside the driver where the synchronous path ran (perf/results/device_h200.md);
+  // STRATA_DEVICE_SYNC=0 asks for it anyway.
+  bool ownGpus = false;
+  if (comm->nodeTeam != nullptr) STRATA_CHECK(membersHaveOwnGpus(*comm->nodeTeam, comm->config.timeoutSeconds, &ownGpus));
+  const bool sharedGpu = comm->nodeTeam != nullptr && comm->nodeTeam->size() > 1 && !ownGpus;
   if (comm->nodeTeam != nullptr) STRATA_CHECK(setUpIpcSlots(comm, *path));
-  STRATA_CHECK(setUpPeerTeam(comm, *path));
+  if (ownGpus) STRATA_CHECK(setUpPeerTeam(comm, *path));
   path->awareMpi = askMpiCudaAware(comm->config.cudaAwareMpi);
   int level = MPI_THREAD_SINGLE;
   MPI_Query_thread(&level);
-  path->async = level == MPI_THREAD_MULTIPLE && !comm->config.deviceSync;
+  path->async = level == MPI_THREAD_MULTIPLE && (comm->config.deviceSync == 0 || (comm->config.deviceSync < 0 && !sharedGpu));
   if (path->async) {
     STRATA_CHECK(path->gate.init());
     DevicePath* raw = path.get();
@@ -279,7 +287,9 @@ Status ensurePath(strataComm* comm, int device, DevicePath** out) {
   }
   STRATA_INFO("device collectives on device %d: %s, MPI %s, node collectives %s", device,
               path->async ? "asynchronous (progress thread)"
-                          : comm->config.deviceSync ? "synchronous (STRATA_DEVICE_SYNC)" : "synchronous (MPI is not MPI_THREAD_MULTIPLE)",
+              : level != MPI_THREAD_MULTIPLE ? "synchronous (MPI is not MPI_THREAD_MULTIPLE)"
+              : comm->config.deviceSync == 1 ? "synchronous (STRATA_DEVICE_SYNC=1)"
+                                             : "synchronous (ranks share a GPU; STRATA_DEVICE_SYNC=0 runs them asynchronously)",
               path->awareMpi ? "device-aware" : "staged through pinned host chunks",
               path->peer ? "as single kernels over peer memory" : "in host-synchronised rounds");
   comm->devicePath = path.release();
@@ -387,6 +397,8 @@ Status drainDevicePath(strataComm* comm) {
   }
   return Status::Ok();
 }
+
+bool deviceCallsQueued(const strataComm* comm) { return comm->devicePath != nullptr && comm->devicePath->async; }
 
 bool lastPeerSchedule(const strataComm* comm, double* rounds, double* barriers) {
 #ifdef STRATA_HAVE_CUDA

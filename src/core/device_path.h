@@ -31,6 +31,9 @@ Status drainDevicePath(strataComm* comm);
 // The last call's schedule when it ran as a peer collective (its rounds and barriers); false when
 // it did not.
 bool lastPeerSchedule(const strataComm* comm, double* rounds, double* barriers);
+// Whether the communicator's device calls are queued for its progress thread (ordered on the
+// caller's stream) rather than run on the calling thread: false before its first device call.
+bool deviceCallsQueued(const strataComm* comm);
 
 // strataCommAbort: device kernels waiting at a barrier (the peer collectives) return.
 void abortDevicePath(strataComm* comm);

@@ -37,6 +37,8 @@ bool lastPeerCall(strataComm_t comm, PeerCallInfo* out) {
   return true;
 }
 
+bool deviceCallsQueued(strataComm_t comm) { return strata::deviceCallsQueued(comm); }
+
 Status deviceParamsOf(strataComm_t comm, DeviceNodeParams* out) {
   return loadDeviceParams(comm->config.deviceParamsFile, out);
 }

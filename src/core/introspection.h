@@ -43,6 +43,10 @@ struct PeerCallInfo {
   double rounds = 0, barriers = 0;
 };
 bool lastPeerCall(strataComm_t comm, PeerCallInfo* out);
+// Whether the communicator's device calls are queued on the caller's stream for its progress thread
+// (false: they run on the calling thread, where ranks share a GPU or STRATA_DEVICE_SYNC=1 says so;
+// false too before the first device call).
+bool deviceCallsQueued(strataComm_t comm);
 // The device cost model's parameters the communicator uses (STRATA_DEVICE_PARAMS, or built-in).
 Status deviceParamsOf(strataComm_t comm, DeviceNodeParams* out);
 
