@@ -3,6 +3,9 @@
 // each rank's own arguments (the irregular collectives differ per rank).
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
+#include "inter_node/algorithms/algorithm.h"
 #include "src/core/native_runner.h"
 #include "src/tuning/tuner.h"
 #include "tests/verifier/plan_factory.h"
@@ -64,6 +67,41 @@ TEST_P(Selection, EveryRankChoosesTheSameAlgorithm) {
 INSTANTIATE_TEST_SUITE_P(Native, Selection, ::testing::Values(0, 1, 2), [](const auto& info) {
   return std::string(info.param == 0 ? "off" : info.param == 1 ? "priced_as_flat" : "priced_from_measurements");
 });
+
+// On one rank every flat plan is the copy of the rank's own data from send to receive buffer: the
+// prediction is that copy's bytes at the copy cost, for every flat candidate; nothing in place.
+// (The compositions price their node steps' copies through shared memory with their own formulas.)
+TEST(SelectionOneRank, EveryCandidatePaysTheLocalCopy) {
+  CostParams costs = defaultCostParams();
+  Config config;
+  Topology topo;
+  ASSERT_TRUE(topologyFor("1", 1, 0, &topo).ok());
+  const LevelCosts priced = costs.forWorkingSet(2.0 * (1 << 20));
+  ASSERT_GT(priced.flat.copy, 0);
+  for (Collective coll : {Collective::kAllReduce, Collective::kAllGather, Collective::kBroadcast, Collective::kScatter,
+                          Collective::kExscan}) {
+    for (bool inPlace : {false, true}) {
+      CollectiveArgs a;
+      a.coll = coll;
+      a.count = 1 << 18;
+      a.type = strataFloat32;
+      a.commSize = 1;
+      a.inPlace = inPlace;
+      TunerInput in{&a, &topo, &costs, &config, true};
+      const std::vector<Candidate> candidates = candidatesFor(in, nullptr);
+      ASSERT_FALSE(candidates.empty()) << collectiveName(coll);
+      // Exscan's rank 0 has no result to write.
+      const double want = inPlace || coll == Collective::kExscan ? 0.0 : (1 << 20) * priced.flat.copy;
+      for (const FlatAlgorithm* f : flatAlgorithmsFor(coll)) {
+        const auto it = std::find_if(candidates.begin(), candidates.end(), [&](const Candidate& c) { return c.name == f->name; });
+        if (it == candidates.end()) continue;  // not for one rank
+        const Candidate& c = *it;
+        EXPECT_NEAR(c.predictedSeconds, want, want * 1e-9) << collectiveName(coll) << " " << c.name << " in place "
+                                                            << inPlace;
+      }
+    }
+  }
+}
 
 }  // namespace
 }  // namespace strata::verify
