@@ -96,18 +96,22 @@ unsigned gridFor(const void* kernel, size_t work, unsigned threads) {
   size_t maxBlocks = 0;
   {
     std::lock_guard<std::mutex> lock(mutex);
-    size_t& r = resident[{kernel, device}];
-    if (r == 0) {
-      int sms = 0, perSm = 0;
-      if (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess || sms <= 0) sms = 1;
-      if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&perSm, kernel, static_cast<int>(threads), 0) != cudaSuccess ||
-          perSm <= 0) {
-        perSm = 1;
-      }
-      cudaGetLastError();  // a failed query leaves nothing for the launch's own check to find
-      r = static_cast<size_t>(sms) * static_cast<size_t>(perSm);
+    const auto it = resident.find({kernel, device});
+    if (it != resident.end()) maxBlocks = it->second;
+  }
+  if (maxBlocks == 0) {
+    // Asked outside the lock: the driver may take its time (or load the kernel), and another
+    // thread's launch of a loaded kernel must not wait for it.
+    int sms = 0, perSm = 0;
+    if (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess || sms <= 0) sms = 1;
+    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&perSm, kernel, static_cast<int>(threads), 0) != cudaSuccess ||
+        perSm <= 0) {
+      perSm = 1;
     }
-    maxBlocks = r;
+    cudaGetLastError();  // a failed query leaves nothing for the launch's own check to find
+    maxBlocks = static_cast<size_t>(sms) * static_cast<size_t>(perSm);
+    std::lock_guard<std::mutex> lock(mutex);
+    resident[{kernel, device}] = maxBlocks;
   }
   const size_t needed = (work + threads - 1) / threads;
   const size_t blocks = needed < maxBlocks ? needed : maxBlocks;
@@ -171,6 +175,34 @@ Status launchCountMismatches(const void* actual, const void* expected, size_t co
   const bool ok = withDeviceType(type, MismatchLauncher{actual, expected, count, tolerance, mismatches, stream});
   STRATA_REQUIRE(ok, strataInternalError, "device check: invalid datatype %d", static_cast<int>(type));
   return lastLaunchError("the check kernel");
+}
+
+struct MismatchLoader {
+  cudaError_t* loaded;
+  template <typename T>
+  void run() const {
+    cudaFuncAttributes attributes{};
+    const cudaError_t rc = cudaFuncGetAttributes(&attributes, reinterpret_cast<const void*>(countMismatchesKernel<T>));
+    if (*loaded == cudaSuccess) *loaded = rc;
+  }
+};
+
+Status preloadKernels() {
+  cudaError_t loaded = cudaSuccess;
+  for (int t = 0; t < kNumDataTypes; ++t) {
+    const DataType type = static_cast<DataType>(t);
+    for (RedOp op : {strataSum, strataProd, strataMax, strataMin}) {  // strataAvg runs the sum kernel
+      TypedLaunch l;
+      l.op = op;
+      l.loaded = &loaded;
+      STRATA_REQUIRE(launchAnyType(l, type), strataInternalError, "preloading kernels: datatype %d", t);
+    }
+    withDeviceType(type, MismatchLoader{&loaded});
+  }
+  cudaFuncAttributes attributes{};
+  const cudaError_t rc = cudaFuncGetAttributes(&attributes, reinterpret_cast<const void*>(waitFlagKernel));
+  if (loaded == cudaSuccess) loaded = rc;
+  return cudaCheck(loaded, "cudaFuncGetAttributes (loading the library's kernels)", STRATA_WHERE);
 }
 
 Status launchWaitFlag(const uint32_t* flag, uint32_t value, double timeoutSeconds, uint32_t* timedOut,

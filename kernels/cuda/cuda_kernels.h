@@ -34,6 +34,14 @@ Status launchDivide(void* data, size_t count, DataType type, int divisor, cudaSt
 Status launchCountMismatches(const void* actual, const void* expected, size_t count, DataType type, double tolerance,
                              unsigned long long* mismatches, cudaStream_t stream);
 
+// Loads every kernel of the library on the current device: each reduce and peer kernel of the
+// type x operator table, the check and the flag-wait kernels. Under lazy loading (CUDA's default
+// since 12.2) a kernel is loaded at its first use, which may wait for the device to be idle (CUDA
+// Programming Guide, "Lazy Loading"): a progress thread that launches a kernel for the first time
+// while the caller's stream waits for that thread's ticket waits for itself. The device path calls
+// this before it holds any stream.
+Status preloadKernels();
+
 // Holds `stream` until the 32-bit counter at `flag` (host memory mapped into the device, written by
 // the host) reaches `value` (compared as a signed difference, so it wraps), or until
 // `timeoutSeconds` pass: then it sets *timedOut (mapped too) and traps, so the stream never runs

@@ -145,6 +145,7 @@ void launchKernel(const char* name, void (*kernel)(Params...), unsigned grid, un
   spec.block = dim3(block);
   spec.stream = stream;
   spec.name = name;
+  spec.kernel = reinterpret_cast<const void*>(kernel);
   ::cuda_sim::launch(spec, [=] { kernel(args...); });
 #endif
 }

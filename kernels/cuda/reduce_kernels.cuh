@@ -24,17 +24,27 @@ void launchReduceTyped(const ReduceArgs& a, cudaStream_t stream) {
                stream, a, split);
 }
 
-// What a family translation unit launches: a reduction or a peer collective.
+// What a family translation unit launches: a reduction or a peer collective; or, with `loaded`,
+// nothing: both kernels of the type and operator are loaded (preloadKernels), the first error, if
+// any, left in *loaded.
 struct TypedLaunch {
   const ReduceArgs* reduce = nullptr;
   const PeerKernelArgs* peer = nullptr;
   RedOp op = strataSum;
   cudaStream_t stream = nullptr;
+  cudaError_t* loaded = nullptr;
 };
 
 template <typename T, typename Op>
 void launchTyped(const TypedLaunch& l) {
-  if (l.reduce != nullptr) {
+  if (l.loaded != nullptr) {
+    cudaFuncAttributes attributes{};
+    for (const void* k : {reinterpret_cast<const void*>(reduceKernel<T, Op>),
+                          reinterpret_cast<const void*>(peerCollectiveKernel<T, Op>)}) {
+      const cudaError_t rc = cudaFuncGetAttributes(&attributes, k);
+      if (*l.loaded == cudaSuccess) *l.loaded = rc;
+    }
+  } else if (l.reduce != nullptr) {
     launchReduceTyped<T, Op>(*l.reduce, l.stream);
   } else {
     launchPeerTyped<T, Op>(*l.peer, l.stream);

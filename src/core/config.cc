@@ -199,11 +199,7 @@ Status resolveConfig(const strataConfig_t* user, Config* out) {
     return makeStatus(strataInvalidArgument, "STRATA_PEER_BUFFER=%zu: 0 (off) or at least 4096 bytes", c.peerHalfBytes);
   }
   if (const char* v = env("STRATA_DEVICE_PARAMS"); v != nullptr) c.deviceParamsFile = v;
-  {
-    long sync = c.deviceSync;
-    STRATA_CHECK(envInt("STRATA_DEVICE_SYNC", 0, 1, &sync));
-    c.deviceSync = static_cast<int>(sync);
-  }
+  STRATA_CHECK(envFlag("STRATA_DEVICE_SYNC", &c.deviceSync));
   // A variable this version no longer reads is an error, not silently ignored.
   if (const char* v = env("STRATA_NODE_SPIN"); v != nullptr) {
     return makeStatus(strataInvalidArgument, "STRATA_NODE_SPIN='%s': replaced by STRATA_WAIT_SPIN_US (microseconds every "

@@ -35,12 +35,11 @@ struct Config {
   double waitSpinSeconds = -1;
   // The device path: the pinned staging pool's slots (bytes; 0: chunks sized per message) and their
   // number per direction (STRATA_STAGE_CHUNK, STRATA_STAGE_SLOTS), each device node slot's bytes
-  // (STRATA_DEVICE_SLOT), and whether device calls run on the calling thread (STRATA_DEVICE_SYNC:
-  // 1 always, 0 never, -1 where ranks of the communicator share a GPU; src/core/device_path.cc).
+  // (STRATA_DEVICE_SLOT), and whether device calls run on the calling thread (STRATA_DEVICE_SYNC).
   size_t stageChunkBytes = 0;
   int stageSlots = 8;
   size_t deviceSlotBytes = size_t{16} << 20;
-  int deviceSync = -1;
+  bool deviceSync = false;
   // Each half of a rank's peer buffer for the single-kernel node collectives (STRATA_PEER_BUFFER;
   // 0: none, the node rounds go through the host), and the device cost model's parameter file
   // (STRATA_DEVICE_PARAMS; empty: an H100 node's, src/tuning/device_model.h).

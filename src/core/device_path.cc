@@ -165,6 +165,9 @@ Status setUpPeerTeam(strataComm* comm, DevicePath& path) {
       comm->config.peerHalfBytes == 0) {
     return Status::Ok();
   }
+  bool ownGpus = false;  // one GPU per member, or no peer collectives
+  STRATA_CHECK(membersHaveOwnGpus(*comm->nodeTeam, comm->config.timeoutSeconds, &ownGpus));
+  if (!ownGpus) return Status::Ok();
   std::unique_ptr<PeerNodeTeam> peer;
   const Status s = PeerNodeTeam::setUp(*comm->nodeTeam, comm->config.peerHalfBytes, comm->config.timeoutSeconds, &peer);
   int mineOk = s.ok() && peer != nullptr ? 1 : 0, allOk = 0;
@@ -264,21 +267,15 @@ Status ensurePath(strataComm* comm, int device, DevicePath** out) {
   path->device = device;
   path->staging = StagingPool::sized(comm->config.stageChunkBytes, comm->config.stageSlots);
   STRATA_CHECK(makeCudaQueues(device, comm->config.timeoutSeconds, &path->queues));
+  // Every kernel the path may launch, loaded before any stream is held (cuda_kernels.h).
+  STRATA_CHECK(cuda::preloadKernels());
   STRATA_CHECK(loadDeviceParams(comm->config.deviceParamsFile, &path->params));
-  // Whether the node's ranks each have a GPU of their own: the peer collectives need it, and ranks
-  // that share one run synchronously. On a real GPU (an H200 shared by 2 and 3 ranks) the
-  // asynchronous path, whose progress thread runs a call while the caller's stream waits for its
-  // ticket, hung inside the driver where the synchronous path ran (perf/results/device_h200.md);
-  // STRATA_DEVICE_SYNC=0 asks for it anyway.
-  bool ownGpus = false;
-  if (comm->nodeTeam != nullptr) STRATA_CHECK(membersHaveOwnGpus(*comm->nodeTeam, comm->config.timeoutSeconds, &ownGpus));
-  const bool sharedGpu = comm->nodeTeam != nullptr && comm->nodeTeam->size() > 1 && !ownGpus;
   if (comm->nodeTeam != nullptr) STRATA_CHECK(setUpIpcSlots(comm, *path));
-  if (ownGpus) STRATA_CHECK(setUpPeerTeam(comm, *path));
+  STRATA_CHECK(setUpPeerTeam(comm, *path));
   path->awareMpi = askMpiCudaAware(comm->config.cudaAwareMpi);
   int level = MPI_THREAD_SINGLE;
   MPI_Query_thread(&level);
-  path->async = level == MPI_THREAD_MULTIPLE && (comm->config.deviceSync == 0 || (comm->config.deviceSync < 0 && !sharedGpu));
+  path->async = level == MPI_THREAD_MULTIPLE && !comm->config.deviceSync;
   if (path->async) {
     STRATA_CHECK(path->gate.init());
     DevicePath* raw = path.get();
@@ -287,9 +284,7 @@ Status ensurePath(strataComm* comm, int device, DevicePath** out) {
   }
   STRATA_INFO("device collectives on device %d: %s, MPI %s, node collectives %s", device,
               path->async ? "asynchronous (progress thread)"
-              : level != MPI_THREAD_MULTIPLE ? "synchronous (MPI is not MPI_THREAD_MULTIPLE)"
-              : comm->config.deviceSync == 1 ? "synchronous (STRATA_DEVICE_SYNC=1)"
-                                             : "synchronous (ranks share a GPU; STRATA_DEVICE_SYNC=0 runs them asynchronously)",
+                          : comm->config.deviceSync ? "synchronous (STRATA_DEVICE_SYNC)" : "synchronous (MPI is not MPI_THREAD_MULTIPLE)",
               path->awareMpi ? "device-aware" : "staged through pinned host chunks",
               path->peer ? "as single kernels over peer memory" : "in host-synchronised rounds");
   comm->devicePath = path.release();

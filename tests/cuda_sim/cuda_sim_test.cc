@@ -336,4 +336,43 @@ TEST(CudaSimDeathTest, AllocatingWhileAStreamWaitsForAValueIsADeadlock) {
       ::testing::ExitedWithCode(0), "would deadlock");
 }
 
+// Lazy loading: a kernel's first use loads it and may wait for the device, so a first launch while
+// a stream is held by an unwritten wait-value is the same deadlock; a kernel loaded beforehand
+// (cudaFuncGetAttributes, as the library's preloadKernels does) launches without waiting.
+cudaError_t launchNamed(void (*kernel)(int*), cudaStream_t stream, int* out) {
+  cuda_sim::LaunchSpec spec;
+  spec.grid = dim3(1);
+  spec.block = dim3(1);
+  spec.stream = stream;
+  spec.name = "lazyKernel";
+  spec.kernel = reinterpret_cast<const void*>(kernel);
+  return cuda_sim::launch(spec, [=] { kernel(out); });
+}
+void lazyKernel(int* out) { cuda_sim::store(out, 7); }
+void preloadedKernel(int* out) { cuda_sim::store(out, 8); }
+
+TEST(CudaSimDeathTest, LoadingAKernelWhileAStreamWaitsForAValueIsADeadlock) {
+  useThreadsafeDeathTests();
+  EXPECT_EXIT(
+      {
+        uint32_t* flag = nullptr;
+        cudaHostAlloc(reinterpret_cast<void**>(&flag), sizeof(uint32_t), cudaHostAllocMapped);
+        int* out = nullptr;
+        cudaMalloc(&out, sizeof(int));
+        *flag = 0;
+        cudaStream_t held = nullptr;
+        cudaStream_t other = nullptr;
+        cudaStreamCreateWithFlags(&held, cudaStreamNonBlocking);
+        cudaStreamCreateWithFlags(&other, cudaStreamNonBlocking);
+        cudaFuncAttributes attributes{};
+        const bool preloaded = cudaFuncGetAttributes(&attributes, reinterpret_cast<const void*>(preloadedKernel)) == cudaSuccess;
+        cuStreamWaitValue32(held, reinterpret_cast<CUdeviceptr>(flag), 1, CU_STREAM_WAIT_VALUE_GEQ);
+        const bool loadedRuns = launchNamed(preloadedKernel, other, out) == cudaSuccess && cudaStreamSynchronize(other) == cudaSuccess;
+        const cudaError_t rc = launchNamed(lazyKernel, other, out);
+        *flag = 1;
+        std::exit(preloaded && loadedRuns && rc == cudaErrorNotPermitted ? 0 : 1);
+      },
+      ::testing::ExitedWithCode(0), "loading kernel lazyKernel at its first launch.*would deadlock");
+}
+
 }  // namespace

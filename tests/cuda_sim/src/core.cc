@@ -52,6 +52,8 @@ const Options& options() {
     if (r.blockThreads < 1) r.blockThreads = 1;
     r.syncTimeout = envNumber("CUDA_SIM_SYNC_TIMEOUT", 300);
     r.hostCopyGBps = envNumber("CUDA_SIM_HOST_COPY_GBPS", 0);
+    const char* loading = std::getenv("CUDA_MODULE_LOADING");
+    r.lazyLoading = loading == nullptr || std::strcmp(loading, "EAGER") != 0;
     const char* v = std::getenv("CUDA_SIM_VIOLATIONS");
     r.warnOnViolation = v != nullptr && std::strcmp(v, "warn") == 0;
     return r;

@@ -433,6 +433,9 @@ cudaError_t launch(const LaunchSpec& spec, std::function<void()> body) {
   }
   CUstream_st* s = resolveStream(spec.stream);
   if (s == nullptr) return lastErrorPeek();
+  if (spec.kernel != nullptr) {
+    if (const cudaError_t rc = loadKernel(spec.kernel, s->device, spec.name, "its first launch"); rc != cudaSuccess) return rc;
+  }
   auto op = std::make_shared<Op>();
   op->kind = Op::kKernel;
   char what[160];

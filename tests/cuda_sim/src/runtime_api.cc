@@ -648,10 +648,24 @@ CUDA_SIM_EXPORT cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t start, c
 }
 
 // ---- Kernels -------------------------------------------------------------------------------------
-CUDA_SIM_EXPORT cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int* blocks, const void*, int blockSize, size_t) {
+CUDA_SIM_EXPORT cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int* blocks, const void* func, int blockSize, size_t) {
+  CUDA_SIM_ENTRY();
   if (blocks == nullptr || blockSize <= 0) return fail(cudaErrorInvalidValue, "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
+  if (const cudaError_t rc = loadKernel(func, currentDevice(), "(by address)", "an occupancy query"); rc != cudaSuccess) return rc;
   // The simulator does not know a kernel's registers: the thread limit of the multiprocessor alone.
   *blocks = std::min(32, 2048 / blockSize);
+  return cudaSuccess;
+}
+
+// What the simulator knows of a kernel: nothing of its registers or local memory; the block limit.
+// Referencing the kernel loads it (lazy loading), as on a GPU.
+CUDA_SIM_EXPORT cudaError_t cudaFuncGetAttributes(cudaFuncAttributes* attr, const void* func) {
+  CUDA_SIM_ENTRY();
+  if (attr == nullptr || func == nullptr) return fail(cudaErrorInvalidDeviceFunction, "cudaFuncGetAttributes");
+  if (const cudaError_t rc = loadKernel(func, currentDevice(), "(by address)", "cudaFuncGetAttributes"); rc != cudaSuccess) return rc;
+  *attr = cudaFuncAttributes{};
+  attr->maxThreadsPerBlock = 1024;
+  attr->binaryVersion = attr->ptxVersion = 90;
   return cudaSuccess;
 }
 

@@ -43,8 +43,15 @@ struct Options {
   double syncTimeout = 300;      // CUDA_SIM_SYNC_TIMEOUT: bound on a host wait, then a diagnosis
   bool warnOnViolation = false;  // CUDA_SIM_VIOLATIONS=warn: a broken CUDA rule is reported, not fatal
   double hostCopyGBps = 0;       // CUDA_SIM_HOST_COPY_GBPS: host<->device copies take at least bytes / this
+  bool lazyLoading = true;       // CUDA_MODULE_LOADING (CUDA's own; LAZY, its default since 12.2, unless EAGER)
 };
 const Options& options();
+
+// Lazy loading: the first use of `kernel` on `device` in this process (a launch, an occupancy or
+// attribute query) loads it, which may synchronise the device as cudaMalloc does (CUDA Programming
+// Guide, "Lazy Loading", potential hazards). Later uses, and every use under CUDA_MODULE_LOADING=
+// EAGER, cost nothing. `what` names the use.
+cudaError_t loadKernel(const void* kernel, int device, const char* name, const char* what);
 
 // ---- Errors ------------------------------------------------------------------------------------
 // Sets the calling thread's last error (cudaGetLastError) and returns `code`.

@@ -15,6 +15,7 @@
 #include <cinttypes>
 #include <cstring>
 #include <random>
+#include <set>
 
 #include "sim.h"
 
@@ -291,6 +292,20 @@ bool pendingWriteTo(const void* address) {
     }
   }
   return false;
+}
+
+cudaError_t loadKernel(const void* kernel, int device, const char* name, const char* what) {
+  if (kernel == nullptr || !options().lazyLoading) return cudaSuccess;
+  static std::mutex mutex;
+  static std::set<std::pair<const void*, int>>* loaded = new std::set<std::pair<const void*, int>>;
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (!loaded->insert({kernel, device}).second) return cudaSuccess;
+  }
+  char caller[200];
+  std::snprintf(caller, sizeof caller, "loading kernel %s at %s (lazy loading: CUDA_MODULE_LOADING=EAGER loads every kernel at start)",
+                name, what);
+  return synchronizeDevice(device, caller, true);
 }
 
 cudaError_t synchronizeDevice(int device, const char* caller, bool implicit) {

@@ -134,6 +134,7 @@ struct LaunchSpec {
   size_t sharedBytes = 0;
   cudaStream_t stream = nullptr;
   const char* name = "kernel";
+  const void* kernel = nullptr;  // the kernel's address: its first launch loads it (lazy loading)
 };
 CUDA_SIM_API cudaError_t launch(const LaunchSpec& spec, std::function<void()> body);
 
