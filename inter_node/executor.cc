@@ -5,6 +5,8 @@
 #include <climits>
 #include <cmath>
 #include <cstdint>
+#include <map>
+#include <tuple>
 
 #include "inter_node/mpi_check.h"
 
@@ -29,6 +31,21 @@ int foldTag(int tag, int upperBound) {
   // (UndefinedBehaviorSanitizer found it).
   if (upperBound <= 0) return tag;
   return static_cast<int>(static_cast<int64_t>(tag) % (static_cast<int64_t>(upperBound) + 1));
+}
+
+Status checkFoldedTags(const Plan& plan, int upperBound) {
+  // Folding is safe as long as no two messages with one peer in one direction land on one tag:
+  // MPI would match them by arrival, not by the plan's order.
+  std::map<std::tuple<int, bool, int>, int> seen;  // (peer, send, folded tag) -> the plan's tag
+  for (const Step& st : plan.steps) {
+    if (st.kind != StepKind::kSend && st.kind != StepKind::kRecv) continue;
+    const auto [it, fresh] = seen.emplace(std::make_tuple(st.peer, st.kind == StepKind::kSend, foldTag(st.tag, upperBound)), st.tag);
+    STRATA_REQUIRE(fresh || it->second == st.tag, strataInvalidUsage,
+                   "this MPI's MPI_TAG_UB (%d) is too small for the %s plan: its tags %d and %d with rank %d fold onto "
+                   "tag %d; choose another algorithm (STRATA_ALGO)",
+                   upperBound, plan.algorithm.c_str(), it->second, st.tag, st.peer, foldTag(st.tag, upperBound));
+  }
+  return Status::Ok();
 }
 
 bool hasMessages(const Plan& plan) {
@@ -69,9 +86,15 @@ Status Executor::run(const Plan& plan, const Bindings& bind, const ExecContext& 
   requests_.clear();
   requestStep_.clear();
   done_ = 0;
+  int largestTag = 0;
   for (StepId i = 0; i < n; ++i) {
     remaining_[i] = plan.steps[i].depCount;
     if (remaining_[i] == 0) ready_.push_back(i);
+    largestTag = std::max(largestTag, plan.steps[i].tag);
+  }
+  if (ctx.tagUpperBound > 0 && largestTag > ctx.tagUpperBound) {
+    Status s = checkFoldedTags(plan, ctx.tagUpperBound);
+    if (!s.ok()) return s.withContext(contextText(plan, ctx));
   }
 
   gated_.clear();
@@ -140,12 +163,26 @@ Status Executor::run(const Plan& plan, const Bindings& bind, const ExecContext& 
                                     done_, n));
     }
     completedIndices_.resize(requests_.size());
+    statuses_.resize(requests_.size());
     int outcount = 0;
     const bool block = ctx.blockInMpiWhenIdle && ctx.device == nullptr;
     const int rc = (block ? MPI_Waitsome : MPI_Testsome)(static_cast<int>(requests_.size()), requests_.data(), &outcount,
-                                                          completedIndices_.data(), MPI_STATUSES_IGNORE);
+                                                          completedIndices_.data(), statuses_.data());
     if (rc != MPI_SUCCESS) {
-      return failPending(plan, bind, ctx, mpiError(block ? "MPI_Waitsome" : "MPI_Testsome", rc, STRATA_WHERE));
+      Status s = mpiError(block ? "MPI_Waitsome" : "MPI_Testsome", rc, STRATA_WHERE);
+      // Which message failed, and how (a truncation names a receive matched by a larger message).
+      for (int k = 0; rc == MPI_ERR_IN_STATUS && k < outcount && outcount != MPI_UNDEFINED; ++k) {
+        const MPI_Status& st = statuses_[static_cast<size_t>(k)];
+        if (st.MPI_ERROR == MPI_SUCCESS || st.MPI_ERROR == MPI_ERR_PENDING) continue;
+        char text[MPI_MAX_ERROR_STRING];
+        int len = 0;
+        MPI_Error_string(st.MPI_ERROR, text, &len);
+        const StepId id = requestStep_[static_cast<size_t>(completedIndices_[static_cast<size_t>(k)])];
+        s = s.withContext(strformat("%s (source %d, tag %d): %.*s", plan.describe(id, bind.type).c_str(), st.MPI_SOURCE,
+                                    st.MPI_TAG, len, text));
+        break;
+      }
+      return failPending(plan, bind, ctx, s);
     }
     if (outcount > 0 && outcount != MPI_UNDEFINED) {
       waiter.progressed();

@@ -84,6 +84,10 @@ struct ExecContext {
 bool hasMessages(const Plan& plan);
 // A plan's tag folded into MPI's valid tags 0..upperBound (MPI_TAG_UB).
 int foldTag(int tag, int upperBound);
+// strataInvalidUsage when folding the plan's tags into [0, upperBound] puts two of its messages
+// with one peer in one direction on one tag (MPI would match them by arrival); the executor checks
+// each plan whose tags exceed the bound.
+Status checkFoldedTags(const Plan& plan, int upperBound);
 
 // Reusable per-communicator state, so a call allocates nothing once warm.
 class Executor {
@@ -122,6 +126,7 @@ class Executor {
   std::vector<MPI_Request> requests_;
   std::vector<StepId> requestStep_;
   std::vector<int> completedIndices_;
+  std::vector<MPI_Status> statuses_;  // of the requests MPI_Testsome/Waitsome completed
   std::vector<double> stepStart_;  // with phase timing only
   // Device state of a run.
   std::vector<DeviceMarker> marker_;  // per step: its device work's marker (kNoMarker: none pending)

@@ -191,9 +191,9 @@ Status preloadKernels() {
   cudaError_t loaded = cudaSuccess;
   for (int t = 0; t < kNumDataTypes; ++t) {
     const DataType type = static_cast<DataType>(t);
-    for (RedOp op : {strataSum, strataProd, strataMax, strataMin}) {  // strataAvg runs the sum kernel
+    for (int op = 0; op < kNumRedOps; ++op) {  // strataAvg runs the sum kernel: loaded twice, harmless
       TypedLaunch l;
-      l.op = op;
+      l.op = static_cast<RedOp>(op);
       l.loaded = &loaded;
       STRATA_REQUIRE(launchAnyType(l, type), strataInternalError, "preloading kernels: datatype %d", t);
     }
@@ -202,6 +202,7 @@ Status preloadKernels() {
   cudaFuncAttributes attributes{};
   const cudaError_t rc = cudaFuncGetAttributes(&attributes, reinterpret_cast<const void*>(waitFlagKernel));
   if (loaded == cudaSuccess) loaded = rc;
+  cudaGetLastError();  // the failure is reported here, not left for the next launch's check
   return cudaCheck(loaded, "cudaFuncGetAttributes (loading the library's kernels)", STRATA_WHERE);
 }
 

@@ -191,9 +191,14 @@ Status createComm(MPI_Comm mpiComm, const strataConfig_t* userConfig, strataComm
                       STRATA_CHECK_MPI(MPI_Comm_dup(c->comm, &c->agreeComm));
                       STRATA_CHECK_MPI(MPI_Comm_rank(c->comm, &c->rank));
                       STRATA_CHECK_MPI(MPI_Comm_size(c->comm, &c->size));
+                      // MPI_TAG_UB is an attribute of MPI_COMM_WORLD (MPI 4.1, 9.1.1), the same
+                      // for every communicator; a split communicator need not carry it (Open MPI's
+                      // do not), and the standard's least bound, 32767, folded the plans' phase
+                      // tags onto each other: a ring allreduce's allgather receive matched its
+                      // reduce-scatter message.
                       int* ub = nullptr;
                       int flag = 0;
-                      STRATA_CHECK_MPI(MPI_Comm_get_attr(c->comm, MPI_TAG_UB, &ub, &flag));
+                      STRATA_CHECK_MPI(MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &ub, &flag));
                       if (flag && ub != nullptr) c->tagUpperBound = *ub;
                       if (config.nodeShape.empty()) {
                         STRATA_CHECK(discoverTopology(c->comm, c->rank, c->size, &c->topology));

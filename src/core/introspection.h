@@ -44,8 +44,8 @@ struct PeerCallInfo {
 };
 bool lastPeerCall(strataComm_t comm, PeerCallInfo* out);
 // Whether the communicator's device calls are queued on the caller's stream for its progress thread
-// (false: they run on the calling thread, where ranks share a GPU or STRATA_DEVICE_SYNC=1 says so;
-// false too before the first device call).
+// (false: they run on the calling thread, under STRATA_DEVICE_SYNC=1 or an MPI thread level below
+// MPI_THREAD_MULTIPLE; false too before the first device call).
 bool deviceCallsQueued(strataComm_t comm);
 // The device cost model's parameters the communicator uses (STRATA_DEVICE_PARAMS, or built-in).
 Status deviceParamsOf(strataComm_t comm, DeviceNodeParams* out);

@@ -339,12 +339,12 @@ TEST(CudaSimDeathTest, AllocatingWhileAStreamWaitsForAValueIsADeadlock) {
 // Lazy loading: a kernel's first use loads it and may wait for the device, so a first launch while
 // a stream is held by an unwritten wait-value is the same deadlock; a kernel loaded beforehand
 // (cudaFuncGetAttributes, as the library's preloadKernels does) launches without waiting.
-cudaError_t launchNamed(void (*kernel)(int*), cudaStream_t stream, int* out) {
+cudaError_t launchNamed(const char* name, void (*kernel)(int*), cudaStream_t stream, int* out) {
   cuda_sim::LaunchSpec spec;
   spec.grid = dim3(1);
   spec.block = dim3(1);
   spec.stream = stream;
-  spec.name = "lazyKernel";
+  spec.name = name;
   spec.kernel = reinterpret_cast<const void*>(kernel);
   return cuda_sim::launch(spec, [=] { kernel(out); });
 }
@@ -367,8 +367,8 @@ TEST(CudaSimDeathTest, LoadingAKernelWhileAStreamWaitsForAValueIsADeadlock) {
         cudaFuncAttributes attributes{};
         const bool preloaded = cudaFuncGetAttributes(&attributes, reinterpret_cast<const void*>(preloadedKernel)) == cudaSuccess;
         cuStreamWaitValue32(held, reinterpret_cast<CUdeviceptr>(flag), 1, CU_STREAM_WAIT_VALUE_GEQ);
-        const bool loadedRuns = launchNamed(preloadedKernel, other, out) == cudaSuccess && cudaStreamSynchronize(other) == cudaSuccess;
-        const cudaError_t rc = launchNamed(lazyKernel, other, out);
+        const bool loadedRuns = launchNamed("preloadedKernel", preloadedKernel, other, out) == cudaSuccess && cudaStreamSynchronize(other) == cudaSuccess;
+        const cudaError_t rc = launchNamed("lazyKernel", lazyKernel, other, out);
         *flag = 1;
         std::exit(preloaded && loadedRuns && rc == cudaErrorNotPermitted ? 0 : 1);
       },

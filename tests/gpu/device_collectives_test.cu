@@ -458,7 +458,7 @@ TEST_F(DeviceCollectives, AbortWithWorkPendingReleasesTheStream) {
   // Every rank builds (and agrees on) the plan first, so rank 0's second call is only queued.
   ASSERT_EQ(strataAllReduce(x.ptr(), x.ptr(), n, strataFloat32, strataSum, comm, stream), strataSuccess);
   ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
-  // The synchronous path (ranks sharing a GPU, STRATA_DEVICE_SYNC=1) runs a call before it returns.
+  // The synchronous path (STRATA_DEVICE_SYNC=1, MPI below MPI_THREAD_MULTIPLE) runs a call before it returns.
   if (!allRanksOk(tools::deviceCallsQueued(comm))) {
     cudaStreamDestroy(stream);
     strataCommDestroy(comm);

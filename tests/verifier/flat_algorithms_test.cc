@@ -3,6 +3,7 @@
 #include <ostream>
 #include <gtest/gtest.h>
 
+#include "inter_node/executor.h"
 #include "tests/verifier/plan_factory.h"
 
 namespace strata::verify {
@@ -103,6 +104,26 @@ INSTANTIATE_TEST_SUITE_P(AllFlat, FlatAlgorithmVerify, ::testing::ValuesIn(allPa
                            return std::string(collectiveName(info.param.algo->collective)) + "_" + info.param.algo->name +
                                   "_p" + std::to_string(info.param.p);
                          });
+
+// The ring allreduce's allgather tags lie a phase (2^22) above its reduce-scatter tags: folded into
+// the standard's least MPI_TAG_UB, 32767, a round of each lands on one tag with one peer, and MPI
+// would match them by arrival (the MPI face on a split communicator did, before the bound was read
+// from MPI_COMM_WORLD). The executor refuses such a plan; under Open MPI's bound nothing folds.
+TEST(FoldedTags, PlansWhoseTagsCollideUnderTheBoundAreRefused) {
+  const FlatAlgorithm* ring = findFlatAlgorithm(Collective::kAllReduce, "ring");
+  ASSERT_NE(ring, nullptr);
+  CollectiveArgs a;
+  a.coll = Collective::kAllReduce;
+  a.count = 65539;
+  a.type = strataInt32;
+  a.commSize = 3;
+  const Plan plan = buildFlatPlan(*ring, a, 3, 0, BuildOptions{});
+  const Status folded = checkFoldedTags(plan, 32767);
+  EXPECT_EQ(folded.code(), strataInvalidUsage);
+  EXPECT_NE(folded.message().find("MPI_TAG_UB (32767)"), std::string::npos) << folded.message();
+  EXPECT_TRUE(checkFoldedTags(plan, 0x7fffffff).ok());
+  EXPECT_TRUE(checkFoldedTags(plan, (1 << 23) - 1).ok());  // above both phases' tags: nothing folds
+}
 
 }  // namespace
 }  // namespace strata::verify

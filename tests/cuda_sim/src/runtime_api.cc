@@ -651,6 +651,7 @@ CUDA_SIM_EXPORT cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t start, c
 CUDA_SIM_EXPORT cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int* blocks, const void* func, int blockSize, size_t) {
   CUDA_SIM_ENTRY();
   if (blocks == nullptr || blockSize <= 0) return fail(cudaErrorInvalidValue, "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
+  if (func == nullptr) return fail(cudaErrorInvalidDeviceFunction, "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
   if (const cudaError_t rc = loadKernel(func, currentDevice(), "(by address)", "an occupancy query"); rc != cudaSuccess) return rc;
   // The simulator does not know a kernel's registers: the thread limit of the multiprocessor alone.
   *blocks = std::min(32, 2048 / blockSize);
