@@ -85,8 +85,8 @@ bool hasMessages(const Plan& plan);
 // A plan's tag folded into MPI's valid tags 0..upperBound (MPI_TAG_UB).
 int foldTag(int tag, int upperBound);
 // strataInvalidUsage when folding the plan's tags into [0, upperBound] puts two of its messages
-// with one peer in one direction on one tag (MPI would match them by arrival); the executor checks
-// each plan whose tags exceed the bound.
+// with one peer in one direction on one tag (MPI would match them by arrival). Checked once per
+// plan, when it is built (src/core/collective_runner.cc); a refused plan is not cached.
 Status checkFoldedTags(const Plan& plan, int upperBound);
 
 // Reusable per-communicator state, so a call allocates nothing once warm.

@@ -124,7 +124,7 @@ phase_sanitize() {
 # Each phase of `all` in its own process group, ended with everything it started at its limit.
 run_limited() {  # PHASE SECONDS
   local p=$1 limit=$2 pid watch rc
-  STRATA_SUITE_CHILD=1 setsid "$script" "$out" "$p" &
+  setsid "$script" "$out" "$p" &
   pid=$!
   (  # the watchdog: holds no output open, and takes its timer with it when it is ended
     exec >/dev/null 2>&1

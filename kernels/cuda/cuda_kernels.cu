@@ -180,11 +180,7 @@ Status launchCountMismatches(const void* actual, const void* expected, size_t co
 struct MismatchLoader {
   cudaError_t* loaded;
   template <typename T>
-  void run() const {
-    cudaFuncAttributes attributes{};
-    const cudaError_t rc = cudaFuncGetAttributes(&attributes, reinterpret_cast<const void*>(countMismatchesKernel<T>));
-    if (*loaded == cudaSuccess) *loaded = rc;
-  }
+  void run() const { loadKernel(reinterpret_cast<const void*>(countMismatchesKernel<T>), loaded); }
 };
 
 Status preloadKernels() {
@@ -199,9 +195,7 @@ Status preloadKernels() {
     }
     withDeviceType(type, MismatchLoader{&loaded});
   }
-  cudaFuncAttributes attributes{};
-  const cudaError_t rc = cudaFuncGetAttributes(&attributes, reinterpret_cast<const void*>(waitFlagKernel));
-  if (loaded == cudaSuccess) loaded = rc;
+  loadKernel(reinterpret_cast<const void*>(waitFlagKernel), &loaded);
   cudaGetLastError();  // the failure is reported here, not left for the next launch's check
   return cudaCheck(loaded, "cudaFuncGetAttributes (loading the library's kernels)", STRATA_WHERE);
 }

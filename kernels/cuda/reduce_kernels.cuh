@@ -24,6 +24,13 @@ void launchReduceTyped(const ReduceArgs& a, cudaStream_t stream) {
                stream, a, split);
 }
 
+// Loads `kernel` (cudaFuncGetAttributes references it), keeping the first error in *loaded.
+inline void loadKernel(const void* kernel, cudaError_t* loaded) {
+  cudaFuncAttributes attributes{};
+  const cudaError_t rc = cudaFuncGetAttributes(&attributes, kernel);
+  if (*loaded == cudaSuccess) *loaded = rc;
+}
+
 // What a family translation unit launches: a reduction or a peer collective; or, with `loaded`,
 // nothing: both kernels of the type and operator are loaded (preloadKernels), the first error, if
 // any, left in *loaded.
@@ -38,12 +45,8 @@ struct TypedLaunch {
 template <typename T, typename Op>
 void launchTyped(const TypedLaunch& l) {
   if (l.loaded != nullptr) {
-    cudaFuncAttributes attributes{};
-    for (const void* k : {reinterpret_cast<const void*>(reduceKernel<T, Op>),
-                          reinterpret_cast<const void*>(peerCollectiveKernel<T, Op>)}) {
-      const cudaError_t rc = cudaFuncGetAttributes(&attributes, k);
-      if (*l.loaded == cudaSuccess) *l.loaded = rc;
-    }
+    loadKernel(reinterpret_cast<const void*>(reduceKernel<T, Op>), l.loaded);
+    loadKernel(reinterpret_cast<const void*>(peerCollectiveKernel<T, Op>), l.loaded);
   } else if (l.reduce != nullptr) {
     launchReduceTyped<T, Op>(*l.reduce, l.stream);
   } else {

@@ -108,7 +108,7 @@ INSTANTIATE_TEST_SUITE_P(AllFlat, FlatAlgorithmVerify, ::testing::ValuesIn(allPa
 // The ring allreduce's allgather tags lie a phase (2^22) above its reduce-scatter tags: folded into
 // the standard's least MPI_TAG_UB, 32767, a round of each lands on one tag with one peer, and MPI
 // would match them by arrival (the MPI face on a split communicator did, before the bound was read
-// from MPI_COMM_WORLD). The executor refuses such a plan; under Open MPI's bound nothing folds.
+// from MPI_COMM_WORLD). Such a plan is refused when it is built; under Open MPI's bound nothing folds.
 TEST(FoldedTags, PlansWhoseTagsCollideUnderTheBoundAreRefused) {
   const FlatAlgorithm* ring = findFlatAlgorithm(Collective::kAllReduce, "ring");
   ASSERT_NE(ring, nullptr);
