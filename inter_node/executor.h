@@ -120,6 +120,9 @@ class Executor {
 
   std::vector<uint32_t> remaining_;       // unfinished predecessors per step
   std::vector<StepId> pendingNodeOps_;    // ready node ops, entered one at a time
+  // Ready local steps of a host run (copy, reduce, divide: synchronous on this thread), run once
+  // every ready message is posted.
+  std::vector<StepId> pendingLocal_;
   std::vector<uint32_t> pendingRequests_; // outstanding MPI requests per step
   std::vector<StepId> ready_;
   size_t readyHead_ = 0;

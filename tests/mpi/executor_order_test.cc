@@ -1,0 +1,101 @@
+// The executor's order of ready steps on host buffers: every ready message is posted before a local
+// step (copy, reduction) holds the thread, so the message is in flight while the step runs.
+//
+// Rank 0's plan has a copy and a send that are both ready at the start, the copy first in plan
+// order. Its compute backend's copy waits (bounded) for rank 1 to say that the message arrived:
+// it can only arrive if the send was posted before the copy ran. Run on 2 ranks (more ranks sit
+// out).
+#include <gtest/gtest.h>
+#include <mpi.h>
+
+#include <chrono>
+#include <cstring>
+#include <vector>
+
+#include "inter_node/executor.h"
+#include "kernels/plan/plan_builder.h"
+#include "tests/mpi/mpi_test_util.h"
+
+namespace strata {
+namespace {
+
+constexpr int kAckTag = 7;
+
+// The host backend, except that a copy first waits for rank 1's acknowledgement on `world`.
+class CopyAfterAck : public ComputeBackend {
+ public:
+  explicit CopyAfterAck(MPI_Comm world) : world_(world) {}
+  MemorySpace space() const override { return hostComputeBackend().space(); }
+  Status reduce(void* dst, const void* const* srcs, int n, size_t count, DataType type, RedOp op) override {
+    return hostComputeBackend().reduce(dst, srcs, n, count, type, op);
+  }
+  Status copy(void* dst, const void* src, size_t bytes) override {
+    int ack = 0, done = 0;
+    MPI_Request req;
+    MPI_Irecv(&ack, 1, MPI_INT, 1, kAckTag, world_, &req);
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    while (!done && std::chrono::steady_clock::now() < deadline) MPI_Test(&req, &done, MPI_STATUS_IGNORE);
+    if (!done) {
+      MPI_Cancel(&req);
+      MPI_Request_free(&req);
+      return makeStatus(strataInternalError, "the copy ran before the ready send was posted (no acknowledgement in 20 s)");
+    }
+    acknowledged = true;
+    return hostComputeBackend().copy(dst, src, bytes);
+  }
+  Status divide(void* data, size_t count, DataType type, int divisor) override {
+    return hostComputeBackend().divide(data, count, type, divisor);
+  }
+  Status synchronize() override { return Status::Ok(); }
+  bool acknowledged = false;
+
+ private:
+  MPI_Comm world_;
+};
+
+TEST(ExecutorOrder, ReadyMessagesArePostedBeforeALocalStepRuns) {
+  if (test::worldSize() < 2) GTEST_SKIP() << "needs two ranks";
+  const int rank = test::worldRank();
+  MPI_Comm comm, world;
+  MPI_Comm_split(MPI_COMM_WORLD, rank < 2 ? 0 : MPI_UNDEFINED, rank, &comm);
+  MPI_Comm_split(MPI_COMM_WORLD, rank < 2 ? 0 : MPI_UNDEFINED, rank, &world);
+  if (rank >= 2) return;
+
+  constexpr size_t kCount = 64;  // 256 bytes: an eager message, delivered without the sender's help
+  std::vector<float> send(kCount), recv(kCount, 0.0f);
+  for (size_t i = 0; i < kCount; ++i) send[i] = static_cast<float>(i) + 0.5f;
+  Plan plan;
+  PlanBuilder b(&plan);
+  const Slice all{BufferId::kSend, 0, kCount}, out{BufferId::kRecv, 0, kCount};
+  if (rank == 0) {
+    b.copy(out, all);    // first in plan order: an executor that runs ready steps in order runs it first
+    b.send(1, all, 0);
+  } else {
+    b.recv(0, out, 0);
+  }
+  b.finish();
+  ASSERT_EQ(plan.steps[0].depCount + plan.steps.back().depCount, 0u) << "both steps must be ready at the start";
+
+  CopyAfterAck backend(world);
+  ExecContext ctx;
+  ctx.comm = comm;
+  ctx.compute = rank == 0 ? static_cast<ComputeBackend*>(&backend) : &hostComputeBackend();
+  ctx.wait.timeoutSeconds = 30;
+  Bindings bind;
+  bind.send = send.data();
+  bind.recv = recv.data();
+  Executor exec;
+  const Status s = exec.run(plan, bind, ctx);
+  if (rank == 1 && s.ok()) {
+    const int ack = 1;
+    MPI_Send(&ack, 1, MPI_INT, 0, kAckTag, world);
+  }
+  EXPECT_TRUE(s.ok()) << s.message();
+  EXPECT_EQ(std::memcmp(recv.data(), send.data(), sizeof(float) * kCount), 0);
+  if (rank == 0) EXPECT_TRUE(backend.acknowledged);
+  MPI_Comm_free(&comm);
+  MPI_Comm_free(&world);
+}
+
+}  // namespace
+}  // namespace strata
