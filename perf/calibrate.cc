@@ -181,7 +181,7 @@ int calibrate(const std::string& path, int iters, int warmup) {
   if (!init(nodeMpi, local, "allgather=fulllane,reducescatter=fulllane,reduce=leader", &nodeComm) ||
       !init(laneMpi, 1, "allgather=ring,reducescatter=ring", &laneComm) ||
       !init(MPI_COMM_WORLD, 1, "allgather=ring,reducescatter=ring", &flatComm) ||
-      !init(pairMpi, 1, "allgather=ring,reducescatter=ring", &pairComm)) {
+      !init(pairMpi, 1, "allgather=ring,reducescatter=ring,broadcast=binomial", &pairComm)) {
     return 1;
   }
   const bool haveNodeTeam = tools::hasNodeTeam(nodeComm);
@@ -190,15 +190,19 @@ int calibrate(const std::string& path, int iters, int warmup) {
   // Working sets are the call's with every process of the host busy, alone too (the tuner's key).
   const int hostProcesses = tools::hostProcessesOf(world);
   // Alone, where the host's processes outnumber its cores (there a phase that keeps fewer of them
-  // busy runs faster; with a core each, the busy costs stand): one lane of the node's `local` (the
-  // lane of local rank 0), one pair of the `size` ranks, the node's root reducing its members'
-  // inputs (a node reduce, every node at once: one member of each busy for most of it); only where
-  // that is not the whole level already.
+  // busy runs faster): one lane of the node's `local` (the lane of local rank 0), one pair of the
+  // `size` ranks, the node's root reducing its members' inputs (a node reduce, every node at once:
+  // one member of each busy for most of it); only where that is not the whole level already. On 2
+  // ranks, the pair is the whole level: there one rank receives a binomial broadcast (one message,
+  // copied by its receiver) while the other waits, since one copy alone outruns the two of an
+  // exchange even with a core each (2x per byte on the development VM).
   int oversubscribed = hostProcesses > static_cast<int>(std::max(1u, std::thread::hardware_concurrency())) ? 1 : 0;
   MPI_Allreduce(MPI_IN_PLACE, &oversubscribed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-  const bool laneAlone = oversubscribed && nodes > 1 && topo.maxNodeSize() > 1, flatAlone = oversubscribed && size > 2;
+  const bool laneAlone = oversubscribed && nodes > 1 && topo.maxNodeSize() > 1;
+  const bool flatAloneOneWay = size == 2, flatAlone = (oversubscribed && size > 2) || flatAloneOneWay;
   const bool nodeAlone = oversubscribed && allHaveTeams && topo.maxNodeSize() > 1;
-  const double laneAloneShare = 1.0 / topo.maxNodeSize(), flatAloneShare = 2.0 / size, nodeAloneShare = 1.0 / topo.maxNodeSize();
+  const double laneAloneShare = 1.0 / topo.maxNodeSize(), flatAloneShare = (flatAloneOneWay ? 1.0 : 2.0) / size,
+               nodeAloneShare = 1.0 / topo.maxNodeSize();
 
   // Sizes: the latency end (alpha), and from 32 KiB up the points of the curves, 2x apart: the
   // knees of a cache are sharp (on the development VM a 2-rank allgather runs at 16 GB/s at
@@ -229,7 +233,11 @@ int calibrate(const std::string& path, int iters, int warmup) {
       ok &= measure(nodeComm, true, hostProcesses, "reduce", "leader", Level::kNode, bytes, iters, warmup, &nodeAlone1);
     }
     pair(laneAlone, laneComm, topo.myLocalRank() == 0, "ring", Level::kFlat, &laneAlone1);
-    pair(flatAlone, pairComm, inPair, "ring", Level::kFlat, &flatAlone1);
+    if (flatAloneOneWay) {
+      ok &= measure(pairComm, true, hostProcesses, "broadcast", "binomial", Level::kFlat, bytes, iters, warmup, &flatAlone1);
+    } else {
+      pair(flatAlone, pairComm, inPair, "ring", Level::kFlat, &flatAlone1);
+    }
   }
   // The MPI library's own collectives ("native"), at sizes a factor 8 apart up to 16 MiB (the
   // tuner extends the last stretch beyond).

@@ -20,7 +20,7 @@ void build(PlanBuilder& b, const CollectiveArgs& a, const Group& g, const BuildO
   const int v = chain.me;
   const Slice src{BufferId::kSend, 0, a.count};
   const Slice dst{BufferId::kRecv, 0, a.count};
-  const size_t M = blocksFor(a, n, opt.link, opt);
+  const size_t M = blocksFor(a, n, broadcastPipelineLink(opt.link, n), opt);
   const BlockLayout blocks = BlockLayout::even(a.count, static_cast<int>(M), std::max<size_t>(1, 64 / a.elemSize()));
   if (v == 0) {
     b.label("chain-broadcast", 0);
@@ -43,9 +43,10 @@ void build(PlanBuilder& b, const CollectiveArgs& a, const Group& g, const BuildO
 
 double cost(const CollectiveArgs& a, int p, const LinkCost& c) {
   if (p == 1) return 0;
+  const LinkCost k = broadcastPipelineLink(c, p);
   BuildOptions opt;
-  opt.link = c;
-  return pipelineTime(p - 1, 1, c, callBytes(a), blocksFor(a, p, c, opt));
+  opt.link = k;
+  return pipelineTime(p - 1, 1, k, callBytes(a), blocksFor(a, p, k, opt));
 }
 
 }  // namespace

@@ -35,7 +35,7 @@ void build(PlanBuilder& b, const CollectiveArgs& a, const Group& g, const BuildO
     b.copy(dst, src);
   }
   if (p == 1) return;
-  const int M = static_cast<int>(blocksFor(a, q, opt.link, opt));
+  const int M = static_cast<int>(blocksFor(a, q, broadcastPipelineLink(opt.link, p), opt));
   const BlockLayout blocks = BlockLayout::even(a.count, M, std::max<size_t>(1, 64 / a.elemSize()));
   auto block = [&](Slice s, int k) { return s.sub(blocks.offset[static_cast<size_t>(k)], blocks.count[static_cast<size_t>(k)]); };
   std::vector<int> nextbit(static_cast<size_t>(q), q);
@@ -82,10 +82,11 @@ void build(PlanBuilder& b, const CollectiveArgs& a, const Group& g, const BuildO
 double cost(const CollectiveArgs& a, int p, const LinkCost& c) {
   const int q = ceilLog2(p);
   if (q == 0) return 0;
+  const LinkCost k = broadcastPipelineLink(c, p);
   BuildOptions opt;
-  opt.link = c;
-  const size_t M = blocksFor(a, q, c, opt);
-  return (static_cast<double>(M) - 1 + q) * (c.alpha + c.beta * callBytes(a) / static_cast<double>(M));
+  opt.link = k;
+  const size_t M = blocksFor(a, q, k, opt);
+  return (static_cast<double>(M) - 1 + q) * (k.alpha + k.beta * callBytes(a) / static_cast<double>(M));
 }
 
 }  // namespace

@@ -15,7 +15,9 @@ void build(PlanBuilder& b, const CollectiveArgs& a, const Group& g, const BuildO
   const int v = vg.me;
   const BinaryTree tree = heapTree(p);
   const Slice src{BufferId::kSend, 0, a.count}, dst{BufferId::kRecv, 0, a.count};
-  const size_t M = treePipelineBlocks(a, callBytes(a), tree.depth, opt);
+  BuildOptions pipe = opt;
+  pipe.link = broadcastPipelineLink(opt.link, p);
+  const size_t M = treePipelineBlocks(a, callBytes(a), tree.depth, pipe, heapTreeFanout(p));
   const BlockLayout blocks = BlockLayout::even(a.count, static_cast<int>(M), std::max<size_t>(1, 64 / a.elemSize()));
   if (v == 0) {
     b.label("tree-broadcast", 0);
@@ -37,14 +39,16 @@ void build(PlanBuilder& b, const CollectiveArgs& a, const Group& g, const BuildO
 
 double cost(const CollectiveArgs& a, int p, const LinkCost& c) {
   const BinaryTree tree = heapTree(p);
+  const LinkCost k = broadcastPipelineLink(c, p);
   BuildOptions opt;
-  opt.link = c;
-  return treePipelineTime(callBytes(a), tree.depth, c, treePipelineBlocks(a, callBytes(a), tree.depth, opt));
+  opt.link = k;
+  const int fan = heapTreeFanout(p);
+  return treePipelineTime(callBytes(a), tree.depth, k, treePipelineBlocks(a, callBytes(a), tree.depth, opt, fan), fan);
 }
 
 }  // namespace
 
 extern const FlatAlgorithm kPipelinedTreeBroadcast = {"pipelined_tree", Collective::kBroadcast, nullptr, build, cost,
-                                                      "(k-2) a + 2 sqrt(2(k-2) a b m) + 2 b m, k = 2 depth"};
+                                                      "(k-2) a + 2 sqrt(2(k-2) a b m) + 2 b m, k = 2 depth (p = 2: one child, b m)"};
 
 }  // namespace strata

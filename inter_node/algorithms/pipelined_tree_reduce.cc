@@ -15,7 +15,7 @@ void build(PlanBuilder& b, const CollectiveArgs& a, const Group& g, const BuildO
   const int v = vg.me;
   const BinaryTree tree = heapTree(p);
   const Slice input{BufferId::kSend, 0, a.count};
-  const size_t M = treePipelineBlocks(a, callBytes(a), tree.depth, opt);
+  const size_t M = treePipelineBlocks(a, callBytes(a), tree.depth, opt, heapTreeFanout(p));
   const BlockLayout blocks = BlockLayout::even(a.count, static_cast<int>(M), std::max<size_t>(1, 64 / a.elemSize()));
   const int nChildren = tree.childCount(v);
   // Only the root writes its receive buffer; inner nodes sum in scratch.
@@ -48,13 +48,14 @@ double cost(const CollectiveArgs& a, int p, const LinkCost& c) {
   const BinaryTree tree = heapTree(p);
   BuildOptions opt;
   opt.link = c;
-  return treePipelineTime(callBytes(a), tree.depth, c, treePipelineBlocks(a, callBytes(a), tree.depth, opt)) +
-         2 * c.gamma * callBytes(a);
+  const int fan = heapTreeFanout(p);
+  return treePipelineTime(callBytes(a), tree.depth, c, treePipelineBlocks(a, callBytes(a), tree.depth, opt, fan), fan) +
+         fan * c.gamma * callBytes(a);
 }
 
 }  // namespace
 
 extern const FlatAlgorithm kPipelinedTreeReduce = {"pipelined_tree", Collective::kReduce, nullptr, build, cost,
-                                                   "(k-2) a + 2 sqrt(2(k-2) a b m) + 2 (b + g) m, k = 2 depth"};
+                                                   "(k-2) a + 2 sqrt(2(k-2) a b m) + 2 (b + g) m, k = 2 depth (p = 2: one child, b + g m)"};
 
 }  // namespace strata

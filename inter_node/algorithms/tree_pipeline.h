@@ -7,14 +7,20 @@
 
 namespace strata {
 
-inline size_t treePipelineBlocks(const CollectiveArgs& a, double bytes, int depth, const BuildOptions& opt) {
+// A block leaves a node for each of its children in turn: `fanout` rounds per block, and
+// fanout * depth rounds to the deepest leaf. A heap tree of p ranks has nodes of two children
+// from p = 3 on; of 2 ranks, one child (a chain of two, a round per block).
+inline int heapTreeFanout(int p) { return p > 2 ? 2 : 1; }
+
+inline size_t treePipelineBlocks(const CollectiveArgs& a, double bytes, int depth, const BuildOptions& opt,
+                                 int fanout = 2) {
   const size_t bySize = std::max<size_t>(1, static_cast<size_t>(bytes / static_cast<double>(opt.minPipelineBytes)));
   const size_t cap = std::min({opt.maxPipelineBlocks, bySize, std::max<size_t>(1, a.count)});
-  return pipelineBlocks(2 * depth, 2, opt.link, bytes, cap);
+  return pipelineBlocks(fanout * depth, fanout, opt.link, bytes, cap);
 }
 
-inline double treePipelineTime(double bytes, int depth, const LinkCost& c, size_t blocks) {
-  return depth == 0 ? 0.0 : pipelineTime(2 * depth, 2, c, bytes, blocks);
+inline double treePipelineTime(double bytes, int depth, const LinkCost& c, size_t blocks, int fanout = 2) {
+  return depth == 0 ? 0.0 : pipelineTime(fanout * depth, fanout, c, bytes, blocks);
 }
 
 }  // namespace strata

@@ -29,7 +29,9 @@ void build(PlanBuilder& b, const CollectiveArgs& a, const Group& g, const BuildO
   }
   if (p == 1) return;
   const TwoTree tt = makeTwoTree(p);
-  const size_t M = blocksPerHalf(a, tt.depth, opt);
+  BuildOptions pipe = opt;
+  pipe.link = broadcastPipelineLink(opt.link, p);
+  const size_t M = blocksPerHalf(a, tt.depth, pipe);
   BlockLayout blocks[2];
   for (int t = 0; t < 2; ++t) blocks[t] = BlockLayout::even(halves.count[static_cast<size_t>(t)], static_cast<int>(M), granule);
   auto block = [&](Slice s, int t, size_t k) {
@@ -59,10 +61,11 @@ void build(PlanBuilder& b, const CollectiveArgs& a, const Group& g, const BuildO
 double cost(const CollectiveArgs& a, int p, const LinkCost& c) {
   if (p == 1) return 0;
   const TwoTree tt = makeTwoTree(p);
+  const LinkCost k = broadcastPipelineLink(c, p);
   BuildOptions opt;
-  opt.link = c;
+  opt.link = k;
   const size_t M = blocksPerHalf(a, tt.depth, opt);
-  return treePipelineTime(callBytes(a) / 2, tt.depth, c, M);
+  return treePipelineTime(callBytes(a) / 2, tt.depth, k, M);
 }
 
 }  // namespace

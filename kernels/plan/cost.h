@@ -67,12 +67,14 @@ struct BandwidthCurve {
 
 // How a level's costs depend on how many of the host's processes are busy. A level is calibrated
 // with every process of the host busy at once (every lane, every node team, the whole flat
-// communicator), but a binomial tree's first round keeps two of p ranks busy and a leader
+// communicator), but a binomial tree's first round keeps one of p ranks receiving and a leader
 // composition's lane phase one rank of each node. Where the host's processes share its cores (8
 // ranks on 2 cores), a phase that keeps fewer of them busy runs faster, and its data sits in less
-// of the cache. There calibration also measures the level with only the share `share` of the
-// processes busy (one lane alone, one pair of the flat communicator, each node's root reducing)
-// and keeps what it found as fractions of the busy costs, beta's and gamma's per working set (a
+// of the cache; with a core each, one copy alone still runs faster than two at once (they share
+// the memory system). So calibration also measures the level with only the share `share` of the
+// processes busy (one lane alone, one pair of the flat communicator, each node's root reducing;
+// on 2 ranks, one rank receiving a broadcast) and keeps what it found as fractions of the busy
+// costs, beta's and gamma's per working set (a
 // curve of ratios); between the two shares the costs are interpolated linearly in the share
 // (processor sharing: a core's time is split among its busy processes).
 struct HostShare {
@@ -141,11 +143,22 @@ inline int ceilLog2(int p) {
   return k;
 }
 
-// Round r (from 0) of a binomial tree on p ranks keeps 2^(r+1) of them busy, a sender and a
-// receiver per message: its costs.
+// The costs of a phase in which `receivers` of the p ranks receive at once. A host's share of busy
+// processes counts the receivers: a message between processes of one host is copied by its
+// receiver (single-copy shared memory), while the sender waits for it to finish. On the 2-core
+// development VM one 2-rank message runs about twice as fast per byte as the two of an exchange.
+inline LinkCost receiving(const LinkCost& c, double receivers, int p) {
+  if (p <= 1) return c;
+  return c.atShare(std::min(1.0, receivers / p));
+}
+// A pipelined broadcast's costs (chain, trees, hypercube): in its steady state every rank but the
+// root receives. Its build chooses the blocks at these costs too, so the plan priced is the plan run.
+inline LinkCost broadcastPipelineLink(const LinkCost& c, int p) { return receiving(c, p - 1, p); }
+// Round r (from 0) of a binomial tree on p ranks has 2^r messages in flight, so 2^r receivers:
+// its costs.
 inline LinkCost binomialRound(const LinkCost& c, int r, int p) {
   if (p <= 1 || r >= 30) return c;
-  return c.atShare(std::min(1.0, static_cast<double>(2 << r) / p));
+  return receiving(c, static_cast<double>(1 << r), p);
 }
 // A binomial broadcast's or reduce's ceil(log2 p) rounds, each moving `bytes` and reducing
 // `reduced`, at the costs of the share each keeps busy:
