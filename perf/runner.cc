@@ -190,6 +190,7 @@ std::vector<Row> Runner::measureSize(const std::vector<std::pair<std::string, st
         const bool timePhases = o.phases && variants[v].first == "strata" && ip == 0;
         PhaseTimes pt;
         strataComm_t c = comms[v];
+        for (int w = 0; nv > 1 && w < o.visitWarmup; ++w) call(v);
         MPI_Barrier(MPI_COMM_WORLD);
         if (timePhases) tools::recordPhases(c, &pt);
         const double t0 = MPI_Wtime();
