@@ -36,11 +36,12 @@ for ((round = 1; round <= rounds; ++round)); do
     mpiexec -n "$np" "${env[@]}" "$perf" --calibrate "$cal" -b 0 -e 0 > "$out/calibration_${shape}_$round.txt" 2>&1
     mpiexec -n "$np" "${env[@]}" -x "STRATA_TOPO_FILE=$cal" "$perf" "${sweep[@]}" \
       --csv "$out/auto_${shape}_$round.csv" > "$out/auto_${shape}_$round.txt" 2>&1
-    # Every algorithm's timed call follows one of its own (--visit_warmup 1): interleaved bare, each
-    # would run after another algorithm had filled the caches with its own buffers (a 2-rank 1 MiB
-    # reduce-scatter ring 96 us so, 50 us warm), a regime neither the calibration nor the tuner's
-    # choice, timed alone, is measured in.
-    mpiexec -n "$np" "${env[@]}" -x "STRATA_TOPO_FILE=$cal" "$perf" "${sweep[@]}" --algo all --visit_warmup 1 \
+    # The algorithms one after another (--sequential), each timed after its own warm-up: interleaved
+    # iteration by iteration, each call ran in what another algorithm had left behind (8 processes
+    # on 2 cores: a 4 MiB ring allreduce took 13.3 ms among four algorithms, 7.7 ms alone; a 2-rank
+    # 1 MiB ring reduce-scatter 96 us against 50 us), a regime neither calibration nor the tuner's
+    # choice, timed alone, is measured in. The rounds interleave what the machine's drift would bias.
+    mpiexec -n "$np" "${env[@]}" -x "STRATA_TOPO_FILE=$cal" "$perf" "${sweep[@]}" --algo all --sequential \
       --csv "$out/all_${shape}_$round.csv" > "$out/all_${shape}_$round.txt" 2>&1
     echo "[fidelity] round $round, $np ranks ($shape): done" >&2
   done

@@ -30,9 +30,9 @@ namespace {
         "  -f, --stepfactor F   multiply the size by F between sizes (default 2)\n"
         "  -n, --iters N        timed iterations per size (default 20)\n"
         "  -w, --warmup_iters N untimed iterations first (default 5)\n"
-        "  --visit_warmup N     untimed calls of a variant right before each of its timed calls (default 0:\n"
-        "                       interleaved variants see each other's cache footprint; 1: each timed call\n"
-        "                       follows one of its own, the regime of repeated calls that calibration measures)\n"
+        "  --sequential         time the variants one after another, each after its own warm-up (default:\n"
+        "                       interleaved iteration by iteration, where each call runs in what the\n"
+        "                       previous variant left behind)\n"
         "  -c, --check 0|1      check every size against the reference (default 1)\n"
         "  -d, --datatype T     int8 uint8 int32 uint32 int64 uint64 half float double bfloat16 (default float)\n"
         "  -o, --op OP          sum prod max min avg (default sum)\n"
@@ -91,7 +91,7 @@ Options parseOptions(int argc, char** argv) {
     else if (a == "-f" || a == "--stepfactor") o.stepFactor = std::atof(value());
     else if (a == "-n" || a == "--iters") o.iters = std::atoi(value());
     else if (a == "-w" || a == "--warmup_iters") o.warmup = std::atoi(value());
-    else if (a == "--visit_warmup") o.visitWarmup = std::atoi(value());
+    else if (a == "--sequential") o.sequential = true;
     else if (a == "-c" || a == "--check") o.check = std::atoi(value());
     else if (a == "-r" || a == "--root") o.root = std::atoi(value());
     else if (a == "-z" || a == "--blocking") (void)value();  // every call is timed to completion anyway
@@ -148,7 +148,7 @@ Options parseOptions(int argc, char** argv) {
       usageAndExit(2);
     }
   }
-  if (o.iters < 1 || o.warmup < 0 || o.visitWarmup < 0 || o.minBytes > o.maxBytes || (o.stepBytes == 0 && o.stepFactor <= 1)) usageAndExit(2);
+  if (o.iters < 1 || o.warmup < 0 || o.minBytes > o.maxBytes || (o.stepBytes == 0 && o.stepFactor <= 1)) usageAndExit(2);
   return o;
 }
 

@@ -17,7 +17,7 @@ struct Options {
   double stepFactor = 2;
   int iters = 20;
   int warmup = 5;
-  int visitWarmup = 0;  // untimed calls of a variant right before each of its timed calls
+  bool sequential = false;  // variants one after another, not interleaved iteration by iteration
   int check = 1;
   strataDataType_t type = strataFloat32;
   strataRedOp_t op = strataSum;

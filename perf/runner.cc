@@ -154,7 +154,7 @@ std::vector<Row> Runner::measureSize(const std::vector<std::pair<std::string, st
       totalWrong += rows[v].wrong[ip];
     }
     pointers();
-    for (size_t v = 0; v < nv; ++v) {
+    for (size_t v = 0; !o.sequential && v < nv; ++v) {
       for (int w = 0; rows[v].supported && w < o.warmup; ++w) call(v);
     }
     // On the CUDA simulator: what one call moves, on the busiest rank.
@@ -184,23 +184,31 @@ std::vector<Row> Runner::measureSize(const std::vector<std::pair<std::string, st
     }
     std::vector<std::vector<double>> times(nv, std::vector<double>(static_cast<size_t>(o.iters)));
     std::vector<std::vector<PhaseTimes>> phaseRuns(nv);
-    for (int it = 0; it < o.iters; ++it) {
-      for (size_t v = 0; v < nv; ++v) {
-        if (!rows[v].supported) continue;
-        const bool timePhases = o.phases && variants[v].first == "strata" && ip == 0;
-        PhaseTimes pt;
-        strataComm_t c = comms[v];
-        for (int w = 0; nv > 1 && w < o.visitWarmup; ++w) call(v);
-        MPI_Barrier(MPI_COMM_WORLD);
-        if (timePhases) tools::recordPhases(c, &pt);
-        const double t0 = MPI_Wtime();
-        call(v);
-        times[v][static_cast<size_t>(it)] = MPI_Wtime() - t0;
-        if (timePhases) {
-          tools::recordPhases(c, nullptr);
-          phaseRuns[v].push_back(std::move(pt));
-        }
+    auto timeOne = [&](size_t v, int it) {
+      const bool timePhases = o.phases && variants[v].first == "strata" && ip == 0;
+      PhaseTimes pt;
+      strataComm_t c = comms[v];
+      MPI_Barrier(MPI_COMM_WORLD);
+      if (timePhases) tools::recordPhases(c, &pt);
+      const double t0 = MPI_Wtime();
+      call(v);
+      times[v][static_cast<size_t>(it)] = MPI_Wtime() - t0;
+      if (timePhases) {
+        tools::recordPhases(c, nullptr);
+        phaseRuns[v].push_back(std::move(pt));
       }
+    };
+    // Interleaved: iteration by iteration, so variants compare calls made microseconds apart.
+    // Sequential: each variant's iterations in one block after its own warm-up (its calls follow
+    // its own, as an application's repeated calls do and as calibration measures).
+    for (int it = 0; !o.sequential && it < o.iters; ++it) {
+      for (size_t v = 0; v < nv; ++v) {
+        if (rows[v].supported) timeOne(v, it);
+      }
+    }
+    for (size_t v = 0; o.sequential && v < nv; ++v) {
+      for (int w = 0; rows[v].supported && w < o.warmup; ++w) call(v);
+      for (int it = 0; rows[v].supported && it < o.iters; ++it) timeOne(v, it);
     }
     for (size_t v = 0; v < nv; ++v) {
       if (!rows[v].supported) continue;
