@@ -5,6 +5,7 @@
 // description.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -33,6 +34,31 @@ inline void partOf(size_t count, size_t C, size_t c, size_t* offset, size_t* n) 
   *n = base + (c < extra ? 1 : 0);
 }
 
+// Plain or streaming stores for a node op's large pieces, chosen by how fast each ran the op: the
+// two kinds alternate for the first four runs, then the faster runs, the other every 8th run. A
+// run faster than its kind's figure replaces it, a slower one is averaged in: an op's first runs
+// are cold (its slots' first touch, the caller's buffers just filled), and with plain's two tries
+// first, both cold, and a running average that kept 3/4 of the old figure, streaming won and
+// plain's retries took a hundred runs to win back (a 2-rank 256 KiB node reduce-scatter streamed
+// at 25 us where plain stores ran it in 17 us).
+struct StoreChoice {
+  double seconds[2] = {0, 0};  // per kind (0 plain, 1 streaming): the op's time as figured above
+  bool tried[2] = {false, false};
+  uint64_t runs = 0;
+
+  // The kind of the next run: true for streaming stores.
+  bool next() {
+    const uint64_t r = runs++;
+    if (r < 4) return r % 2 == 1;
+    return (seconds[1] < seconds[0]) != (r % 8 == 7);
+  }
+  // That run, of kind `stream`, took `t` seconds.
+  void record(bool stream, double t) {
+    const int k = stream ? 1 : 0;
+    seconds[k] = !tried[k] || t < seconds[k] ? t : 0.5 * (seconds[k] + t);
+    tried[k] = true;
+  }
+};
 
 // What run() needs to know about a node op beyond its description, for one element size and slot
 // size: computed on the first call, kept on the (cached) description.
@@ -49,9 +75,7 @@ struct NodeOpLayout {
   // Large pieces go into the slot with plain or with streaming stores, whichever ran this op faster
   // lately (copyIntoSlot says why it varies); the other kind is retried now and then.
   bool largePieces = false;
-  double seconds[2] = {0, 0};  // running average of the whole op per kind (0 plain, 1 streaming)
-  uint32_t tries[2] = {0, 0};
-  uint64_t runs = 0;
+  StoreChoice stores;
 };
 
 // The most bytes any member puts into its slot for the whole op (one round).

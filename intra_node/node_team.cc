@@ -266,13 +266,11 @@ Status NodeTeam::run(const NodeOpCall& call) {
     d.runnerState = fresh;
   }
   const size_t C = layout->rounds;
-  // Plain or streaming stores: two tries of each first, then the faster, the other every 16th run.
+  // Plain or streaming stores for the large pieces (StoreChoice).
   bool stream = false;
   Clock::time_point started{};
   if (layout->largePieces) {
-    const uint64_t r = layout->runs++;
-    if (r < 4) stream = r >= 2;
-    else stream = (layout->seconds[1] < layout->seconds[0]) != (r % 16 == 15);
+    stream = layout->stores.next();
     started = Clock::now();
   }
 
@@ -381,11 +379,7 @@ Status NodeTeam::run(const NodeOpCall& call) {
     ctl[me_].consumed.store(s, std::memory_order_release);
   }
   round_ += C;
-  if (layout->largePieces) {
-    const double t = std::chrono::duration<double>(Clock::now() - started).count();
-    const int k = stream ? 1 : 0;
-    layout->seconds[k] = layout->tries[k]++ == 0 ? t : 0.75 * layout->seconds[k] + 0.25 * t;
-  }
+  if (layout->largePieces) layout->stores.record(stream, std::chrono::duration<double>(Clock::now() - started).count());
   return Status::Ok();
 }
 

@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstring>
 #include <functional>
@@ -15,6 +16,7 @@
 #include <vector>
 
 #include "intra_node/node_collectives.h"
+#include "intra_node/node_op_layout.h"
 #include "intra_node/node_team.h"
 
 namespace strata {
@@ -233,6 +235,46 @@ TEST(NodeTeam, AKilledMemberLeavesNothingAndTheOthersTimeOutNamingIt) {
   EXPECT_NE(msg.find("node member 2"), std::string::npos) << msg;
   EXPECT_EQ(leftoverSegments(lastTeam), 0) << "a killed member must leave nothing in /dev/shm";
   munmap(report, 4096);
+}
+
+}  // namespace
+}  // namespace strata
+
+namespace strata {
+namespace {
+
+// Runs the choice against a machine where plain stores take `plain` seconds and streaming stores
+// `streaming`, except the first `coldRuns` runs, which take `cold`; returns the kinds of runs
+// from..to (true: streaming).
+std::vector<bool> storeRuns(double plain, double streaming, int coldRuns, double cold, int from, int to) {
+  StoreChoice c;
+  std::vector<bool> kinds;
+  for (int r = 0; r < to; ++r) {
+    const bool s = c.next();
+    c.record(s, r < coldRuns ? cold : s ? streaming : plain);
+    if (r >= from) kinds.push_back(s);
+  }
+  return kinds;
+}
+
+TEST(StoreChoice, TriesBothKindsThenKeepsTheFasterRetryingTheOther) {
+  const std::vector<bool> first = storeRuns(1e-5, 2e-5, 0, 0, 0, 4);
+  EXPECT_EQ(first, (std::vector<bool>{false, true, false, true}));
+  const std::vector<bool> later = storeRuns(1e-5, 2e-5, 0, 0, 4, 36);
+  EXPECT_EQ(std::count(later.begin(), later.end(), true), 4) << "streaming, the slower, only as every 8th run's retry";
+  const std::vector<bool> streamed = storeRuns(3e-5, 2e-5, 0, 0, 4, 36);
+  EXPECT_EQ(std::count(streamed.begin(), streamed.end(), false), 4) << "and plain alike when streaming is faster";
+}
+
+TEST(StoreChoice, ColdFirstRunsDoNotLockInTheSlowerKind) {
+  // The first two runs (a plain and a streaming try) pay the op's first touch, 10x the warm time:
+  // the second try of each kind is warm, and plain (the faster) runs from the fifth run on.
+  const std::vector<bool> kinds = storeRuns(1.7e-5, 2.5e-5, 2, 1.7e-4, 4, 12);
+  EXPECT_EQ(std::count(kinds.begin(), kinds.end(), true), 1) << "one retry of streaming in 8 runs";
+  // Three cold runs (both plain tries cold): streaming runs first, plain's first retry (run 7)
+  // wins it back, and from then on streaming only retries.
+  const std::vector<bool> recovered = storeRuns(1.7e-5, 2.5e-5, 3, 1.7e-4, 8, 40);
+  EXPECT_EQ(std::count(recovered.begin(), recovered.end(), true), 4);
 }
 
 }  // namespace
