@@ -133,9 +133,11 @@ void buildBinomialReduce(PlanBuilder& b, const Group& g, Slice input, Slice acc,
 // in `work` (both laid out like the whole vector); on exit `work` holds block vme reduced.
 void buildRecursiveHalving(PlanBuilder& b, const std::vector<int>& vpeers, int vme, const BlockLayout& vblocks,
                            Slice in, Slice work, int tagBase);
-// On entry `work` holds block vme; on exit all blocks.
+// On entry `work` holds block vme; on exit all blocks. `first`, when given, holds block vme too
+// (the caller's own block, still in its send buffer): the first round sends it from there, so
+// that send need not wait for the copy of it into `work`.
 void buildRecursiveDoubling(PlanBuilder& b, const std::vector<int>& vpeers, int vme, const BlockLayout& vblocks,
-                            Slice work, int tagBase);
+                            Slice work, int tagBase, const Slice* first = nullptr);
 
 // The non-power-of-two reduction of 002's recursive algorithms: with p' the largest power of two
 // <= p and rem = p - p', members 2j and 2j+1 (j < rem) pair up; the even one sends its vector to

@@ -34,12 +34,14 @@ void build(PlanBuilder& b, const CollectiveArgs& a, const Group& g, const BuildO
   const bool even = me % 2 == 0;
   b.setPhase(0);
   b.label("pair-merge", 0);
-  b.copy(rankBlock(me), Slice{BufferId::kSend, 0, a.count});
+  const Slice own{BufferId::kSend, 0, a.count};
+  b.copy(rankBlock(me), own);
   if (folded && even && rankBlock(me).count) b.send(g.rank(me + 1), rankBlock(me), 0);
   if (folded && !even && rankBlock(me - 1).count) b.recv(g.rank(me - 1), rankBlock(me - 1), 0);
   if (f.vme >= 0) {
     b.setPhase(1);
-    buildRecursiveDoubling(b, f.vpeers, f.vme, vblocks, image, 0);
+    // Unfolded, my virtual block is my own block: the first round sends it from the send buffer.
+    buildRecursiveDoubling(b, f.vpeers, f.vme, vblocks, image, 0, folded ? nullptr : &own);
   }
   b.setPhase(2);
   b.label("pair-result", 0);

@@ -80,7 +80,7 @@ void buildRecursiveHalving(PlanBuilder& b, const std::vector<int>& vpeers, int v
 }
 
 void buildRecursiveDoubling(PlanBuilder& b, const std::vector<int>& vpeers, int vme, const BlockLayout& vblocks,
-                            Slice work, int tagBase) {
+                            Slice work, int tagBase, const Slice* first) {
   const int p2 = static_cast<int>(vpeers.size());
   int round = 0;
   for (int mask = 1; mask < p2; mask <<= 1, ++round) {
@@ -90,7 +90,8 @@ void buildRecursiveDoubling(PlanBuilder& b, const std::vector<int>& vpeers, int 
     const int partnerBase = myBase ^ mask;
     const Slice mine = blockRange(work, vblocks, myBase, myBase + mask);
     const Slice theirs = blockRange(work, vblocks, partnerBase, partnerBase + mask);
-    if (mine.count != 0) b.send(partner, mine, tagBase + round);
+    const Slice from = mask == 1 && first != nullptr && first->count == mine.count ? *first : mine;
+    if (mine.count != 0) b.send(partner, from, tagBase + round);
     if (theirs.count != 0) b.recv(partner, theirs, tagBase + round);
   }
 }
