@@ -9,8 +9,9 @@
 // come from evaluating it with unit parameters; beta and gamma per size make the level's curve over
 // the working set, alpha comes from the small sizes (perf/calibration_fit.h). Where the host's
 // processes outnumber its cores, the levels are also measured alone (one lane, one pair of ranks,
-// each node's root reducing) while the others wait: what a leader composition's lanes, a tree's
-// first round or a node reduce's root see (kernels/plan/cost.h, HostShare).
+// each node's root reducing) while the others wait, and on 2 ranks the flat level with one rank
+// receiving: what a leader composition's lanes, a tree's first round or a node reduce's root see
+// (kernels/plan/cost.h, HostShare).
 #include "perf/calibrate.h"
 
 #include <mpi.h>
