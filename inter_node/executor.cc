@@ -134,7 +134,7 @@ Status Executor::run(const Plan& plan, const Bindings& bind, const ExecContext& 
     // copy or reduction holds this thread for its whole length: a message posted before it is in
     // flight meanwhile (its peer copies it, or the network moves it), posted after it the two take
     // turns (a broadcast root's copy to its own receive buffer ahead of its send made the 2-rank
-    // broadcast 1.8x slower). A node op blocks until the whole node team is in it, so it is
+    // broadcast 1.7x slower at 16 MiB). A node op blocks until the whole node team is in it, so it is
     // entered only when nothing else is waiting to start.
     while (readyHead_ < ready_.size() || localHead < pendingLocal_.size() || nodeOpHead < pendingNodeOps_.size()) {
       if (readyHead_ < ready_.size()) {

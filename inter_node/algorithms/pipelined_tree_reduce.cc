@@ -56,6 +56,6 @@ double cost(const CollectiveArgs& a, int p, const LinkCost& c) {
 }  // namespace
 
 extern const FlatAlgorithm kPipelinedTreeReduce = {"pipelined_tree", Collective::kReduce, nullptr, build, cost,
-                                                   "(k-2) a + 2 sqrt(2(k-2) a b m) + 2 (b + g) m, k = 2 depth (p = 2: one child, b + g m)"};
+                                                   "(k-2) a + 2 sqrt(2(k-2) a b m) + 2 (b + g) m, k = 2 depth (p = 2: one child, (b + g) m)"};
 
 }  // namespace strata

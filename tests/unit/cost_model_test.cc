@@ -184,5 +184,21 @@ TEST(CostModel, AShareOfTheHostBusyIsPricedBetweenAloneAndBusy) {
   EXPECT_LT(binomialTreeTime(8, c, 1e5), 3 * (c.alpha + c.beta * 1e5));
 }
 
+// The share counts receivers: round r of a binomial tree has 2^r of them, a pipelined broadcast
+// p - 1 of p. On 2 ranks measured alone at share 1/2 (one rank receiving), a 2-rank binomial
+// broadcast is priced at the alone costs, an exchange (every rank receiving) at the busy ones.
+TEST(CostModel, TheHostShareCountsReceivers) {
+  LinkCost c{8e-6, 4e-10, 2e-10};
+  c.alone = HostShare{0.5, 0.5, BandwidthCurve::of({{1e6, 0.5, 0.5}})};
+  c = c.forWorkingSet(1e6);
+  std::printf("alpha %g beta %g, alone at share 0.5: x0.5\n", c.alpha, c.beta);
+  EXPECT_DOUBLE_EQ(binomialTreeTime(2, c, 1000), 4e-6 + 2e-10 * 1000) << "one receiver of 2: alone";
+  EXPECT_DOUBLE_EQ(receiving(c, 2, 2).beta, 4e-10) << "both receiving: busy";
+  EXPECT_DOUBLE_EQ(broadcastPipelineLink(c, 2).beta, 2e-10);
+  EXPECT_DOUBLE_EQ(binomialRound(c, 0, 8).beta, 2e-10) << "1 of 8, below the share measured: alone";
+  EXPECT_DOUBLE_EQ(binomialRound(c, 2, 8).beta, 2e-10) << "4 of 8 receive: the share measured alone";
+  EXPECT_DOUBLE_EQ(broadcastPipelineLink(c, 8).beta, (2 + 2 * 0.75) * 1e-10) << "7 of 8: three quarters of the way to busy";
+}
+
 }  // namespace
 }  // namespace strata
