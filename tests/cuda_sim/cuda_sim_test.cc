@@ -5,11 +5,13 @@
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
 #include <numeric>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <cuda_sim/cuda_sim.h>
@@ -373,6 +375,48 @@ TEST(CudaSimDeathTest, LoadingAKernelWhileAStreamWaitsForAValueIsADeadlock) {
         std::exit(preloaded && loadedRuns && rc == cudaErrorNotPermitted ? 0 : 1);
       },
       ::testing::ExitedWithCode(0), "loading kernel lazyKernel at its first launch.*would deadlock");
+}
+
+
+// CUDA_DEVICE_MAX_CONNECTIONS=1: every stream of the device feeds one hardware queue, so a kernel
+// enqueued on another stream after an unwritten wait-value does not start until the value is
+// written (the stall that makes Strata's device path synchronous under this setting). Without the
+// setting the same kernel runs while the stream is held.
+int heldStreamStallsALaterKernel() {
+  uint32_t* flag = nullptr;
+  cudaHostAlloc(reinterpret_cast<void**>(&flag), sizeof(uint32_t), cudaHostAllocMapped);
+  int* out = nullptr;
+  cudaMalloc(&out, sizeof(int));
+  *flag = 0;
+  cudaStream_t held = nullptr, other = nullptr;
+  cudaStreamCreateWithFlags(&held, cudaStreamNonBlocking);
+  cudaStreamCreateWithFlags(&other, cudaStreamNonBlocking);
+  cudaEvent_t done = nullptr;
+  cudaEventCreateWithFlags(&done, cudaEventDisableTiming);
+  cudaFuncAttributes attributes{};
+  cudaFuncGetAttributes(&attributes, reinterpret_cast<const void*>(preloadedKernel));
+  cuStreamWaitValue32(held, reinterpret_cast<CUdeviceptr>(flag), 1, CU_STREAM_WAIT_VALUE_GEQ);
+  launchNamed("preloadedKernel", preloadedKernel, other, out);
+  cudaEventRecord(done, other);
+  bool ranWhileHeld = false;
+  for (int i = 0; i < 200 && !ranWhileHeld; ++i) {
+    ranWhileHeld = cudaEventQuery(done) == cudaSuccess;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  *flag = 1;
+  int value = 0;
+  const bool ran = cudaStreamSynchronize(other) == cudaSuccess &&
+                   cudaMemcpy(&value, out, sizeof value, cudaMemcpyDeviceToHost) == cudaSuccess && value == 8;
+  return !ran ? 2 : ranWhileHeld ? 1 : 0;
+}
+
+TEST(CudaSimDeathTest, OneHardwareQueueStallsStreamsBehindAHeldOne) {
+  useThreadsafeDeathTests();
+  setenv("CUDA_DEVICE_MAX_CONNECTIONS", "1", 1);
+  EXPECT_EXIT(std::exit(heldStreamStallsALaterKernel()), ::testing::ExitedWithCode(0), "");
+  setenv("CUDA_DEVICE_MAX_CONNECTIONS", "8", 1);
+  EXPECT_EXIT(std::exit(heldStreamStallsALaterKernel()), ::testing::ExitedWithCode(1), "");
+  unsetenv("CUDA_DEVICE_MAX_CONNECTIONS");
 }
 
 }  // namespace

@@ -54,6 +54,7 @@ const Options& options() {
     r.hostCopyGBps = envNumber("CUDA_SIM_HOST_COPY_GBPS", 0);
     const char* loading = std::getenv("CUDA_MODULE_LOADING");
     r.lazyLoading = loading == nullptr || std::strcmp(loading, "EAGER") != 0;
+    r.singleQueue = envNumber("CUDA_DEVICE_MAX_CONNECTIONS", 8) == 1;
     const char* v = std::getenv("CUDA_SIM_VIOLATIONS");
     r.warnOnViolation = v != nullptr && std::strcmp(v, "warn") == 0;
     return r;

@@ -44,6 +44,7 @@ struct Options {
   bool warnOnViolation = false;  // CUDA_SIM_VIOLATIONS=warn: a broken CUDA rule is reported, not fatal
   double hostCopyGBps = 0;       // CUDA_SIM_HOST_COPY_GBPS: host<->device copies take at least bytes / this
   bool lazyLoading = true;       // CUDA_MODULE_LOADING (CUDA's own; LAZY, its default since 12.2, unless EAGER)
+  bool singleQueue = false;      // CUDA_DEVICE_MAX_CONNECTIONS=1: every stream of a device feeds one queue
 };
 const Options& options();
 
@@ -142,6 +143,7 @@ struct Op {
   bool wait64 = false;
   bool waitSatisfied() const;
   cudaEvent_t timedEvent = nullptr;  // kMarker of a timing event: completion time goes there
+  uint64_t issued = 0;  // under CUDA_DEVICE_MAX_CONNECTIONS=1: its place in the device's one queue (1, 2, ...)
   uint64_t eventRecord = 0;
 };
 

@@ -7,6 +7,10 @@
 //   in neither).
 // - Each operation starts after a random delay (CUDA_SIM_JITTER_US), so streams that CUDA does not
 //   order complete in varying order and a missing dependency shows up as a wrong value.
+// - Under CUDA_DEVICE_MAX_CONNECTIONS=1 every stream of a device feeds one hardware queue: an
+//   operation starts only after every operation enqueued before it on the device, on any stream,
+//   has started, and one that cannot start (behind its own stream's work, an event, or a value not
+//   yet written) holds back everything after it. Started operations still run concurrently.
 // - Host waits are bounded (CUDA_SIM_SYNC_TIMEOUT); when one expires the simulator says what every
 //   stream is stuck on.
 #include <unistd.h>
@@ -27,6 +31,8 @@ struct Registry {
   std::set<CUstream_st*> streams;
   std::set<cudaEvent_t> events;
   std::vector<CUstream_st*> legacy;  // per device, created on first use
+  // CUDA_DEVICE_MAX_CONNECTIONS=1, per device: operations enqueued, and started (under doneMutex).
+  std::vector<uint64_t> queueIssued, queueStarted;
   // Every completion notifies here: workers waiting on other streams, and host waits.
   std::mutex doneMutex;
   std::condition_variable doneCv;
@@ -54,6 +60,10 @@ std::string blockedOn(CUstream_st* s) {
   for (const Dep& d : op->deps) {
     if (!completedUpTo(d)) r += " (waiting for " + d.stream->name + " to reach operation " + std::to_string(d.seq) + ")";
   }
+  if (op->issued != 0 && s->running == nullptr) {
+    r += " (operation " + std::to_string(op->issued) + " of the device's one queue, CUDA_DEVICE_MAX_CONNECTIONS=1: " +
+         "waiting for the operations enqueued before it on other streams to start)";
+  }
   return r;
 }
 
@@ -68,6 +78,11 @@ void workerLoop(CUstream_st* s) {
       op = s->queue.front();
       s->running = op;
     }
+    // The device's one queue: everything enqueued before it has started.
+    if (op->issued != 0) {
+      std::unique_lock<std::mutex> lock(registry().doneMutex);
+      registry().doneCv.wait(lock, [&] { return registry().queueStarted[static_cast<size_t>(s->device)] + 1 == op->issued; });
+    }
     // Dependencies on other streams.
     for (const Dep& d : op->deps) {
       std::unique_lock<std::mutex> lock(registry().doneMutex);
@@ -78,12 +93,19 @@ void workerLoop(CUstream_st* s) {
       if (us > 0) std::this_thread::sleep_for(std::chrono::microseconds(us));
     }
     // After a sticky error the device runs nothing more; waits still complete, so no host hangs.
-    if (sticky() == cudaSuccess || op->kind == Op::kMarker || op->kind == Op::kWaitEvent) {
-      if (op->kind == Op::kWaitValue) {
-        while (!op->waitSatisfied() && sticky() == cudaSuccess) std::this_thread::sleep_for(std::chrono::microseconds(20));
-      } else if (op->run) {
-        op->run();
+    if (op->kind == Op::kWaitValue) {
+      while (!op->waitSatisfied() && sticky() == cudaSuccess) std::this_thread::sleep_for(std::chrono::microseconds(20));
+    }
+    if (op->issued != 0) {  // started: the queue moves on
+      {
+        std::lock_guard<std::mutex> lock(registry().doneMutex);
+        registry().queueStarted[static_cast<size_t>(s->device)] = op->issued;
       }
+      notifyDone();
+    }
+    if ((sticky() == cudaSuccess || op->kind == Op::kMarker || op->kind == Op::kWaitEvent) && op->kind != Op::kWaitValue &&
+        op->run) {
+      op->run();
     }
     {
       std::lock_guard<std::mutex> lock(s->mutex);
@@ -235,6 +257,20 @@ cudaError_t enqueue(CUstream_st* s, std::shared_ptr<Op> op, uint64_t* seq, bool 
       if (o->enqueued > o->completed.load()) op->deps.push_back(Dep{o, o->enqueued});
     }
   }
+  // The device's one queue: a place taken and the push made as one step, so the queue's order is
+  // the order operations reach their streams.
+  static std::mutex queueOrder;
+  std::unique_lock<std::mutex> queueing(queueOrder, std::defer_lock);
+  if (options().singleQueue) {
+    queueing.lock();
+    std::lock_guard<std::mutex> lock(registry().doneMutex);
+    auto& issued = registry().queueIssued;
+    if (issued.size() <= static_cast<size_t>(s->device)) {
+      issued.resize(static_cast<size_t>(s->device) + 1, 0);
+      registry().queueStarted.resize(static_cast<size_t>(s->device) + 1, 0);
+    }
+    op->issued = ++issued[static_cast<size_t>(s->device)];
+  }
   uint64_t mine = 0;
   {
     std::lock_guard<std::mutex> lock(s->mutex);
@@ -242,6 +278,7 @@ cudaError_t enqueue(CUstream_st* s, std::shared_ptr<Op> op, uint64_t* seq, bool 
     mine = ++s->enqueued;
     s->cv.notify_all();
   }
+  if (queueing.owns_lock()) queueing.unlock();
   if (ordering.owns_lock()) ordering.unlock();
   if (seq != nullptr) *seq = mine;
   if (launchBlocking && options().launchBlocking) return waitStream(s, mine, "CUDA_LAUNCH_BLOCKING");
