@@ -199,7 +199,17 @@ Status resolveConfig(const strataConfig_t* user, Config* out) {
     return makeStatus(strataInvalidArgument, "STRATA_PEER_BUFFER=%zu: 0 (off) or at least 4096 bytes", c.peerHalfBytes);
   }
   if (const char* v = env("STRATA_DEVICE_PARAMS"); v != nullptr) c.deviceParamsFile = v;
-  STRATA_CHECK(envFlag("STRATA_DEVICE_SYNC", &c.deviceSync));
+  if (env("STRATA_DEVICE_SYNC") != nullptr) {
+    bool sync = false;
+    STRATA_CHECK(envFlag("STRATA_DEVICE_SYNC", &sync));
+    c.deviceSync = sync ? 1 : 0;
+  }
+  if (const char* v = env("STRATA_STREAM_GATE"); v != nullptr) {
+    const std::string g = v;
+    if (g == "value") c.streamGate = StreamGateMode::kWaitValue;
+    else if (g == "kernel") c.streamGate = StreamGateMode::kKernel;
+    else return makeStatus(strataInvalidArgument, "STRATA_STREAM_GATE='%s': expected value or kernel", v);
+  }
   // A variable this version no longer reads is an error, not silently ignored.
   if (const char* v = env("STRATA_NODE_SPIN"); v != nullptr) {
     return makeStatus(strataInvalidArgument, "STRATA_NODE_SPIN='%s': replaced by STRATA_WAIT_SPIN_US (microseconds every "

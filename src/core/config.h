@@ -19,6 +19,11 @@ constexpr double kDefaultTimeoutSeconds = 300.0;
 // The longest bound a wait may have (a finite deadline the clock can represent): 11.6 days.
 constexpr double kMaxTimeoutSeconds = 1e6;
 
+// How a caller's stream waits for the progress thread (src/core/stream_gate.h): the driver's
+// stream wait-value operation where the device has it, else a polling kernel (kAuto); one of them
+// forced (STRATA_STREAM_GATE=value or kernel).
+enum class StreamGateMode { kAuto, kWaitValue, kKernel };
+
 struct Config {
   // Empty: discover nodes with MPI_Comm_split_type. One value k: virtual nodes of k consecutive
   // ranks (the last one may be smaller). Several values: explicit node sizes in rank order.
@@ -35,11 +40,14 @@ struct Config {
   double waitSpinSeconds = -1;
   // The device path: the pinned staging pool's slots (bytes; 0: chunks sized per message) and their
   // number per direction (STRATA_STAGE_CHUNK, STRATA_STAGE_SLOTS), each device node slot's bytes
-  // (STRATA_DEVICE_SLOT), and whether device calls run on the calling thread (STRATA_DEVICE_SYNC).
+  // (STRATA_DEVICE_SLOT), whether device calls run on the calling thread (STRATA_DEVICE_SYNC: 1
+  // yes, 0 through the progress thread, -1 unset: chosen when the path is set up, device_path.cc),
+  // and how a caller's stream is held for the progress thread (STRATA_STREAM_GATE).
   size_t stageChunkBytes = 0;
   int stageSlots = 8;
   size_t deviceSlotBytes = size_t{16} << 20;
-  bool deviceSync = false;
+  int deviceSync = -1;
+  StreamGateMode streamGate = StreamGateMode::kAuto;
   // Each half of a rank's peer buffer for the single-kernel node collectives (STRATA_PEER_BUFFER;
   // 0: none, the node rounds go through the host), and the device cost model's parameter file
   // (STRATA_DEVICE_PARAMS; empty: an H100 node's, src/tuning/device_model.h).

@@ -15,6 +15,7 @@
 #include "intra_node/node_team.h"
 #include "inter_node/mpi_check.h"
 #include "src/core/collective_runner.h"
+#include "src/core/device_mode.h"
 #include "src/core/memory_space.h"
 #include "src/core/plan_agreement.h"
 #include "src/core/progress_thread.h"
@@ -275,16 +276,20 @@ Status ensurePath(strataComm* comm, int device, DevicePath** out) {
   path->awareMpi = askMpiCudaAware(comm->config.cudaAwareMpi);
   int level = MPI_THREAD_SINGLE;
   MPI_Query_thread(&level);
-  path->async = level == MPI_THREAD_MULTIPLE && !comm->config.deviceSync;
+  DeviceMode mode;
+  STRATA_CHECK(chooseDeviceMode(comm->config, level == MPI_THREAD_MULTIPLE, std::getenv("CUDA_LAUNCH_BLOCKING"),
+                                std::getenv("CUDA_DEVICE_MAX_CONNECTIONS"), &mode));
+  path->async = mode.async;
   if (path->async) {
-    STRATA_CHECK(path->gate.init());
+    const StreamGate::Mode gateMode = comm->config.streamGate == StreamGateMode::kKernel      ? StreamGate::Mode::kKernel
+                                      : comm->config.streamGate == StreamGateMode::kWaitValue ? StreamGate::Mode::kWaitValue
+                                                                                             : StreamGate::Mode::kAuto;
+    STRATA_CHECK(path->gate.init(gateMode));
     DevicePath* raw = path.get();
     path->progress.start([device] { cudaSetDevice(device); }, [raw](uint32_t ticket) { raw->gate.release(ticket); },
                          &comm->aborted);
   }
-  STRATA_INFO("device collectives on device %d: %s, MPI %s, node collectives %s", device,
-              path->async ? "asynchronous (progress thread)"
-                          : comm->config.deviceSync ? "synchronous (STRATA_DEVICE_SYNC)" : "synchronous (MPI is not MPI_THREAD_MULTIPLE)",
+  STRATA_INFO("device collectives on device %d: %s, MPI %s, node collectives %s", device, mode.why.c_str(),
               path->awareMpi ? "device-aware" : "staged through pinned host chunks",
               path->peer ? "as single kernels over peer memory" : "in host-synchronised rounds");
   comm->devicePath = path.release();

@@ -49,19 +49,25 @@ WaitValueFn waitValueFn() {
 
 }  // namespace
 
-Status StreamGate::init() {
+Status StreamGate::init(Mode mode) {
+  mode_ = mode;
+  useWaitValue_ = mode != Mode::kKernel;
   STRATA_CHECK(allocateWord(&counterHost_, &counterDevice_));
   return allocateWord(&timedOutHost_, &timedOutDevice_);
 }
 
 Status StreamGate::hold(cudaStream_t stream, uint32_t ticket, double boundSeconds) {
   if (useWaitValue_ && waitValueFn() != nullptr) {
-    if (waitValueFn()(reinterpret_cast<CUstream>(stream), reinterpret_cast<CUdeviceptr>(counterDevice_), ticket,
-                      CU_STREAM_WAIT_VALUE_GEQ) == CUDA_SUCCESS) {
-      return Status::Ok();
-    }
+    const CUresult r = waitValueFn()(reinterpret_cast<CUstream>(stream), reinterpret_cast<CUdeviceptr>(counterDevice_),
+                                     ticket, CU_STREAM_WAIT_VALUE_GEQ);
+    if (r == CUDA_SUCCESS) return Status::Ok();
+    STRATA_REQUIRE(mode_ != Mode::kWaitValue, strataSystemError,
+                   "STRATA_STREAM_GATE=value: the driver's stream wait-value operation failed (CUresult %d)",
+                   static_cast<int>(r));
     useWaitValue_ = false;  // not supported here: the bounded kernel from now on
   }
+  STRATA_REQUIRE(mode_ != Mode::kWaitValue, strataInvalidUsage,
+                 "STRATA_STREAM_GATE=value: this driver has no stream wait-value operation");
   return cuda::launchWaitFlag(counterDevice_, ticket, boundSeconds, timedOutDevice_, stream);
 }
 

@@ -17,7 +17,10 @@ namespace strata {
 
 class StreamGate {
  public:
-  Status init();
+  // kAuto: the wait-value operation where the driver has it, else the kernel; the others force one
+  // (STRATA_STREAM_GATE), a forced wait-value operation the driver lacks being an error.
+  enum class Mode { kAuto, kWaitValue, kKernel };
+  Status init(Mode mode);
   // Makes `stream` wait until release(ticket) or a later ticket. `boundSeconds` bounds the
   // fallback kernel's wait; past it the kernel traps (the stream never runs on as if released).
   Status hold(cudaStream_t stream, uint32_t ticket, double boundSeconds);
@@ -31,6 +34,7 @@ class StreamGate {
   uint32_t* counterDevice_ = nullptr;
   uint32_t* timedOutHost_ = nullptr;
   uint32_t* timedOutDevice_ = nullptr;
+  Mode mode_ = Mode::kAuto;
   bool useWaitValue_ = true;
 };
 

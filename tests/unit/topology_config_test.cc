@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "src/core/config.h"
+#include "src/core/device_mode.h"
 #include "kernels/plan/topology.h"
 #include "src/tuning/cost_model.h"
 
@@ -96,6 +97,7 @@ TEST(Config, MalformedEnvironmentIsAnErrorThatNamesIt) {
   const std::pair<const char*, const char*> bad[] = {
       {"STRATA_STAGE_CHUNK", "2Q"},      {"STRATA_STAGE_CHUNK", "-5"},   {"STRATA_STAGE_SLOTS", "0"},
       {"STRATA_STAGE_SLOTS", "many"},    {"STRATA_DEVICE_SLOT", "1.5M"}, {"STRATA_DEVICE_SYNC", "yes"},
+      {"STRATA_STREAM_GATE", "spin"},
       {"STRATA_MPI_NATIVE", "2"},        {"STRATA_CUDA_AWARE_MPI", "1x"}, {"STRATA_WAIT_SPIN_US", "-1"},
       {"STRATA_MAX_MESSAGE_BYTES", "0"}, {"STRATA_TIMEOUT", "soon"},     {"STRATA_DEBUG", "LOUD"},
       {"STRATA_RANKS_PER_NODE", "4,x"},  {"STRATA_STAGE_CHUNK", " -1"},   {"STRATA_DEVICE_SLOT", "18446744073709551615"},
@@ -114,16 +116,64 @@ TEST(Config, MalformedEnvironmentIsAnErrorThatNamesIt) {
   setenv("STRATA_DEVICE_SLOT", "1M", 1);
   setenv("STRATA_WAIT_SPIN_US", "50", 1);
   setenv("STRATA_DEVICE_SYNC", "1", 1);
+  setenv("STRATA_STREAM_GATE", "kernel", 1);
   Config out;
   const Status s = resolveConfig(nullptr, &out);
-  for (const char* name : {"STRATA_STAGE_CHUNK", "STRATA_DEVICE_SLOT", "STRATA_WAIT_SPIN_US", "STRATA_DEVICE_SYNC"}) {
+  for (const char* name :
+       {"STRATA_STAGE_CHUNK", "STRATA_DEVICE_SLOT", "STRATA_WAIT_SPIN_US", "STRATA_DEVICE_SYNC", "STRATA_STREAM_GATE"}) {
     unsetenv(name);
   }
   ASSERT_TRUE(s.ok()) << s.message();
   EXPECT_EQ(out.stageChunkBytes, size_t{256} << 10);
   EXPECT_EQ(out.deviceSlotBytes, size_t{1} << 20);
   EXPECT_DOUBLE_EQ(out.waitSpinSeconds, 50e-6);
-  EXPECT_TRUE(out.deviceSync);
+  EXPECT_EQ(out.deviceSync, 1);
+  EXPECT_EQ(out.streamGate, StreamGateMode::kKernel);
+  // Unset, the mode is chosen when the device path is set up.
+  Config unset;
+  ASSERT_TRUE(resolveConfig(nullptr, &unset).ok());
+  EXPECT_EQ(unset.deviceSync, -1);
+  EXPECT_EQ(unset.streamGate, StreamGateMode::kAuto);
+}
+
+// The device path's mode: CUDA's settings under which a held stream would stall the progress
+// thread make it synchronous unless STRATA_DEVICE_SYNC forces a mode; forcing the progress thread
+// without MPI_THREAD_MULTIPLE is an error, not ignored.
+TEST(Config, DeviceModeFollowsCudasSettingsUnlessForced) {
+  Config c;
+  DeviceMode m;
+  ASSERT_TRUE(chooseDeviceMode(c, true, nullptr, nullptr, &m).ok());
+  EXPECT_TRUE(m.async) << m.why;
+  for (const char* blocking : {"1", "2"}) {
+    ASSERT_TRUE(chooseDeviceMode(c, true, blocking, nullptr, &m).ok());
+    EXPECT_FALSE(m.async) << blocking;
+    EXPECT_NE(m.why.find("CUDA_LAUNCH_BLOCKING"), std::string::npos) << m.why;
+  }
+  ASSERT_TRUE(chooseDeviceMode(c, true, "0", "8", &m).ok());
+  EXPECT_TRUE(m.async) << m.why;
+  ASSERT_TRUE(chooseDeviceMode(c, true, "", "1", &m).ok());
+  EXPECT_FALSE(m.async);
+  EXPECT_NE(m.why.find("CUDA_DEVICE_MAX_CONNECTIONS=1"), std::string::npos) << m.why;
+  ASSERT_TRUE(chooseDeviceMode(c, false, nullptr, nullptr, &m).ok());
+  EXPECT_FALSE(m.async);
+  EXPECT_NE(m.why.find("MPI_THREAD_MULTIPLE"), std::string::npos) << m.why;
+
+  c.deviceSync = 0;  // forced: the progress thread, where it cannot stall
+  ASSERT_TRUE(chooseDeviceMode(c, true, "0", "4", &m).ok());
+  EXPECT_TRUE(m.async);
+  Status s = chooseDeviceMode(c, false, nullptr, nullptr, &m);
+  EXPECT_EQ(s.code(), strataInvalidUsage);
+  EXPECT_NE(s.message().find("MPI_THREAD_MULTIPLE"), std::string::npos) << s.message();
+  s = chooseDeviceMode(c, true, "1", nullptr, &m);
+  EXPECT_EQ(s.code(), strataInvalidUsage);
+  EXPECT_NE(s.message().find("CUDA_LAUNCH_BLOCKING"), std::string::npos) << s.message();
+  s = chooseDeviceMode(c, true, nullptr, "1", &m);
+  EXPECT_EQ(s.code(), strataInvalidUsage);
+  EXPECT_NE(s.message().find("CUDA_DEVICE_MAX_CONNECTIONS=1"), std::string::npos) << s.message();
+  c.deviceSync = 1;
+  ASSERT_TRUE(chooseDeviceMode(c, true, nullptr, nullptr, &m).ok());
+  EXPECT_FALSE(m.async);
+  EXPECT_NE(m.why.find("STRATA_DEVICE_SYNC=1"), std::string::npos) << m.why;
 }
 
 TEST(CostModel, PipeliningLemmaMinimisesTheFormula) {

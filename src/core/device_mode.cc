@@ -1,0 +1,50 @@
+#include "src/core/device_mode.h"
+
+#include <cstdlib>
+#include <cstring>
+
+namespace strata {
+namespace {
+
+// CUDA reads a variable set to a number: "0" (or unset) is off.
+bool setNonZero(const char* v) { return v != nullptr && *v != '\0' && std::strtol(v, nullptr, 10) != 0; }
+
+}  // namespace
+
+Status chooseDeviceMode(const Config& config, bool mpiThreadMultiple, const char* launchBlocking,
+                        const char* maxConnections, DeviceMode* out) {
+  // CUDA's settings under which the progress thread stalls behind a held stream (both seen to hang
+  // the first collective on an H200 with either way of holding the stream, tests/gpu/CMakeLists.txt).
+  const char* stall = nullptr;
+  if (setNonZero(launchBlocking)) {
+    stall = "CUDA_LAUNCH_BLOCKING is set: a held stream's wait would block the calling thread and the "
+            "progress thread's launches";
+  } else if (maxConnections != nullptr && std::strtol(maxConnections, nullptr, 10) == 1) {
+    stall = "CUDA_DEVICE_MAX_CONNECTIONS=1: every stream shares one hardware queue, where a held stream "
+            "would stall the progress thread's kernels";
+  }
+  DeviceMode m;
+  if (config.deviceSync == 1) {
+    m.why = "synchronous (STRATA_DEVICE_SYNC=1)";
+  } else if (config.deviceSync == 0) {
+    STRATA_REQUIRE(mpiThreadMultiple, strataInvalidUsage,
+                   "STRATA_DEVICE_SYNC=0 asks for the progress thread, which needs MPI initialised with "
+                   "MPI_THREAD_MULTIPLE (MPI_Init_thread)");
+    STRATA_REQUIRE(stall == nullptr, strataInvalidUsage,
+                   "STRATA_DEVICE_SYNC=0 asks for the progress thread, but %s; unset STRATA_DEVICE_SYNC", stall);
+    m.async = true;
+    m.why = "asynchronous (progress thread, STRATA_DEVICE_SYNC=0)";
+  } else if (!mpiThreadMultiple) {
+    m.why = "synchronous (MPI is not MPI_THREAD_MULTIPLE)";
+  } else if (stall != nullptr) {
+    m.why = std::string("synchronous (") + stall + ")";
+  } else {
+    m.async = true;
+    m.why = "asynchronous (progress thread)";
+  }
+  if (m.async && config.streamGate == StreamGateMode::kKernel) m.why += ", streams held by a polling kernel";
+  *out = m;
+  return Status::Ok();
+}
+
+}  // namespace strata

@@ -1,0 +1,30 @@
+// How a communicator's device collectives run: queued for a progress thread while the caller's
+// stream is held (asynchronous), or on the calling thread (synchronous), and how a held stream
+// waits. Chosen once, when the device path is set up (device_path.cc); a pure function of the
+// configuration, MPI's thread level and CUDA's own environment, so it is unit-tested.
+#pragma once
+
+#include <string>
+
+#include "kernels/common/status.h"
+#include "src/core/config.h"
+
+namespace strata {
+
+struct DeviceMode {
+  bool async = false;
+  std::string why;  // for the log: what decided it
+};
+
+// `launchBlocking` and `maxConnections`: CUDA_LAUNCH_BLOCKING and CUDA_DEVICE_MAX_CONNECTIONS as
+// the process has them (nullptr: unset). Either setting stalls the progress thread behind a held
+// stream: CUDA_LAUNCH_BLOCKING=1 makes launches and stream operations return only when done, and
+// CUDA_DEVICE_MAX_CONNECTIONS=1 puts every stream in one hardware queue, where the held stream's
+// wait blocks the progress thread's kernels queued behind it (on an H200 the first collective hung
+// under each, with the driver's wait-value operation and with the polling kernel alike). So with
+// either the device calls run synchronously, and forcing the progress thread (STRATA_DEVICE_SYNC=0)
+// is an error, as is forcing it where MPI is not MPI_THREAD_MULTIPLE.
+Status chooseDeviceMode(const Config& config, bool mpiThreadMultiple, const char* launchBlocking,
+                        const char* maxConnections, DeviceMode* out);
+
+}  // namespace strata
