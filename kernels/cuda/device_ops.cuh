@@ -322,7 +322,11 @@ struct ThreadIndex {
 
 // One thread's share of a whole reduction: tiles of kUnroll consecutive vectors in a grid stride
 // (consecutive threads take consecutive tiles), then the vectors left over one at a time, then the
-// scalar head and tail.
+// scalar head and tail. (Measured on an H200, 256 MiB per input, against cudaMemcpy in the same
+// run: a grid-strided layout, thread t taking vectors t, t + T, ... so that each warp instruction
+// covers 512 consecutive bytes, lowered float sums from 83-105% to 62-64% and raised the byte copy
+// only from 64% to 68%: U streams per thread, megabytes apart, cost more than the wider
+// instructions gain. The consecutive tiles stay.)
 template <typename T, typename Op, typename Args>
 __host__ __device__ __forceinline__ void reduceAsThread(const Args& a, const VectorSplit& split, const ThreadIndex& t) {
   constexpr int U = kUnroll<T, Op>;
