@@ -9,8 +9,9 @@
 #   perf/device_suite.sh OUTDIR [build|test|bench|sanitize|all]     (default all)
 #
 # `all` runs each phase in its own process group and ends it, with everything it started, at its
-# limit in seconds (STRATA_SUITE_LIMITS, default "build=300 test=300 bench=150 sanitize=120"), so
-# a lease of a few minutes gets every phase's results even where one phase hangs. `build` is
+# limit in seconds (STRATA_SUITE_LIMITS, default "build=150 test=240 bench=90 sanitize=90": ten
+# minutes, inside a 15-minute lease with the machine's start), so a lease of a few minutes gets
+# every phase's results even where one phase hangs. `build` is
 # incremental.
 set -uo pipefail
 usage="usage: perf/device_suite.sh OUTDIR [build|test|bench|sanitize|all]"
@@ -141,7 +142,7 @@ run_limited() {  # PHASE SECONDS
 }
 limit_of() {  # PHASE: its limit from STRATA_SUITE_LIMITS
   local kv
-  for kv in ${STRATA_SUITE_LIMITS:-build=300 test=300 bench=150 sanitize=120}; do
+  for kv in ${STRATA_SUITE_LIMITS:-build=150 test=240 bench=90 sanitize=90}; do
     [ "${kv%%=*}" = "$1" ] && { echo "${kv#*=}"; return; }
   done
   echo 600
