@@ -19,9 +19,11 @@ struct DeviceMode {
 // `launchBlocking` and `maxConnections`: CUDA_LAUNCH_BLOCKING and CUDA_DEVICE_MAX_CONNECTIONS as
 // the process has them (nullptr: unset). Either setting stalls the progress thread behind a held
 // stream: CUDA_LAUNCH_BLOCKING=1 makes launches and stream operations return only when done, and
-// CUDA_DEVICE_MAX_CONNECTIONS=1 puts every stream in one hardware queue, where the held stream's
-// wait blocks the progress thread's kernels queued behind it (on an H200 the first collective hung
-// under each, with the driver's wait-value operation and with the polling kernel alike). So with
+// CUDA_DEVICE_MAX_CONNECTIONS=1 puts every stream in one hardware queue, where the caller's next
+// operation on the held stream, enqueued before the progress thread's work, cannot start until the
+// ticket, and the progress thread's work cannot start before it (so holding the stream with a
+// running kernel instead of a wait-value does not help). On an H200 the first collective hung under
+// each setting, with either way of holding the stream; the simulator models the one queue. So with
 // either the device calls run synchronously, and forcing the progress thread (STRATA_DEVICE_SYNC=0)
 // is an error, as is forcing it where MPI is not MPI_THREAD_MULTIPLE.
 Status chooseDeviceMode(const Config& config, bool mpiThreadMultiple, const char* launchBlocking,
