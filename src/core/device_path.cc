@@ -316,6 +316,13 @@ Status enqueueOnStream(strataComm* comm, DevicePath& path, std::shared_ptr<Cache
     Status s = waitForEvent(ready, comm->wait, "the work queued before it on the caller's stream");
     if (s.ok()) s = runPlan(comm, path, *cached, send, recv, seq, phases);
     if (!s.ok()) s.withContext(strformat("%s #%llu", collectiveName(cached->args.coll), seq));
+    if (s.code() == strataTimeout) {
+      // The progress thread's device work may sit behind the caller's held stream in a hardware
+      // queue the two share (README, "Stream order"): say so, and how to avoid it.
+      s = Status(s.code(), s.message() + " (if the process has more CUDA streams than CUDA_DEVICE_MAX_CONNECTIONS, "
+                 "default 8, the caller's held stream may share a hardware queue with the progress thread's and stall "
+                 "it: STRATA_DEVICE_SYNC=1 runs device calls on the calling thread)");
+    }
     return s;
   };
   job.finish = [&path, ready]() {
