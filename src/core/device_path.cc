@@ -315,7 +315,9 @@ Status enqueueOnStream(strataComm* comm, DevicePath& path, std::shared_ptr<Cache
   job.run = [comm, &path, cached = std::move(cached), send, recv, seq, ready, phases = comm->phaseTimes]() {
     Status s = waitForEvent(ready, comm->wait, "the work queued before it on the caller's stream");
     if (s.ok()) s = runPlan(comm, path, *cached, send, recv, seq, phases);
-    if (!s.ok()) s.withContext(strformat("%s #%llu", collectiveName(cached->args.coll), seq));
+    // The executor's errors begin with the call already ("allreduce #3 (ring): step ..."); others get it.
+    const std::string call = strformat("%s #%llu", collectiveName(cached->args.coll), seq);
+    if (!s.ok() && s.message().rfind(call, 0) != 0) s.withContext(call);
     if (s.code() == strataTimeout) {
       // The progress thread's device work may sit behind the caller's held stream in a hardware
       // queue the two share (README, "Stream order"): say so, and how to avoid it.

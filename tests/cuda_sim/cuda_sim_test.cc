@@ -378,11 +378,12 @@ TEST(CudaSimDeathTest, LoadingAKernelWhileAStreamWaitsForAValueIsADeadlock) {
 }
 
 
-// CUDA_DEVICE_MAX_CONNECTIONS=1: every stream of the device feeds one hardware queue, so a kernel
-// enqueued on another stream after an unwritten wait-value does not start until the value is
-// written (the stall that makes Strata's device path synchronous under this setting). Without the
-// setting the same kernel runs while the stream is held.
-int heldStreamStallsALaterKernel() {
+// CUDA_DEVICE_MAX_CONNECTIONS=N: stream k of the device feeds hardware queue k mod N, so a kernel
+// enqueued on another stream of the same queue after an unwritten wait-value does not start until
+// the value is written (the stall that makes Strata's device path synchronous under N = 1). On a
+// stream of another queue, or without the setting, the same kernel runs while the stream is held.
+// `spacers`: streams created between the held one and the kernel's. Exit code: 0 stalled, 1 ran.
+int heldStreamStallsALaterKernel(int spacers) {
   uint32_t* flag = nullptr;
   cudaHostAlloc(reinterpret_cast<void**>(&flag), sizeof(uint32_t), cudaHostAllocMapped);
   int* out = nullptr;
@@ -390,6 +391,10 @@ int heldStreamStallsALaterKernel() {
   *flag = 0;
   cudaStream_t held = nullptr, other = nullptr;
   cudaStreamCreateWithFlags(&held, cudaStreamNonBlocking);
+  for (int i = 0; i < spacers; ++i) {
+    cudaStream_t spacer = nullptr;
+    cudaStreamCreateWithFlags(&spacer, cudaStreamNonBlocking);
+  }
   cudaStreamCreateWithFlags(&other, cudaStreamNonBlocking);
   cudaEvent_t done = nullptr;
   cudaEventCreateWithFlags(&done, cudaEventDisableTiming);
@@ -413,10 +418,12 @@ int heldStreamStallsALaterKernel() {
 TEST(CudaSimDeathTest, OneHardwareQueueStallsStreamsBehindAHeldOne) {
   useThreadsafeDeathTests();
   setenv("CUDA_DEVICE_MAX_CONNECTIONS", "1", 1);
-  EXPECT_EXIT(std::exit(heldStreamStallsALaterKernel()), ::testing::ExitedWithCode(0), "");
-  setenv("CUDA_DEVICE_MAX_CONNECTIONS", "8", 1);
-  EXPECT_EXIT(std::exit(heldStreamStallsALaterKernel()), ::testing::ExitedWithCode(1), "");
+  EXPECT_EXIT(std::exit(heldStreamStallsALaterKernel(0)), ::testing::ExitedWithCode(0), "");
+  setenv("CUDA_DEVICE_MAX_CONNECTIONS", "2", 1);  // streams 0 and 2 share a queue, 0 and 1 do not
+  EXPECT_EXIT(std::exit(heldStreamStallsALaterKernel(0)), ::testing::ExitedWithCode(1), "");
+  EXPECT_EXIT(std::exit(heldStreamStallsALaterKernel(1)), ::testing::ExitedWithCode(0), "");
   unsetenv("CUDA_DEVICE_MAX_CONNECTIONS");
+  EXPECT_EXIT(std::exit(heldStreamStallsALaterKernel(1)), ::testing::ExitedWithCode(1), "");
 }
 
 }  // namespace

@@ -443,10 +443,6 @@ TEST_F(DeviceCollectives, StagedChunksCrossEachLinkOnce) {
 // caller's stream is released, within the bound, instead of waiting forever.
 TEST_F(DeviceCollectives, AbortWithWorkPendingReleasesTheStream) {
   if (worldSize() < 2) GTEST_SKIP() << "needs ranks that do not join the collective";
-  // Under CUDA_LAUNCH_BLOCKING=1 the fallback wait kernel's launch returns only once the ticket is
-  // written, so the call itself waits for its peers: nothing is left pending to abort.
-  const char* blocking = std::getenv("CUDA_LAUNCH_BLOCKING");
-  if (blocking != nullptr && std::atoi(blocking) > 0) GTEST_SKIP() << "launches block: the call returns when done";
   strataConfig_t config = STRATA_CONFIG_INITIALIZER;
   config.timeoutSeconds = 60;
   strataComm_t comm = nullptr;
@@ -475,6 +471,50 @@ TEST_F(DeviceCollectives, AbortWithWorkPendingReleasesTheStream) {
   const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   EXPECT_LT(waited, 30.0) << "released within the communicator's bound, not by its timeout";
   cudaStreamDestroy(stream);
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
+// Shared hardware queues (CUDA_DEVICE_MAX_CONNECTIONS=N, more streams than N): a caller's stream
+// that shares a queue with the progress thread's stalls it behind the held wait (README, "Stream
+// order", known limitation). What the library promises there: no hang. The progress thread's wait
+// is bounded, the stream is released at the timeout, and the next call reports strataTimeout with
+// the cause named. Which streams share a queue is the simulator's rule (stream k feeds queue
+// k mod N), so the test runs there, under the variable (ctest: gpu_collectives_shared_queues_np2).
+TEST_F(DeviceCollectives, AStreamSharingAHardwareQueueTimesOutWithItsCause) {
+#if !defined(STRATA_CUDA_SIM)
+  GTEST_SKIP() << "which streams share a hardware queue is the simulator's rule";
+#endif
+  const char* connections = std::getenv("CUDA_DEVICE_MAX_CONNECTIONS");
+  const int n = connections != nullptr ? std::atoi(connections) : 0;
+  if (n < 2) GTEST_SKIP() << "needs CUDA_DEVICE_MAX_CONNECTIONS of 2 or more";
+  if (worldSize() < 2) GTEST_SKIP() << "needs a collective that waits for another rank";
+  strataConfig_t config = STRATA_CONFIG_INITIALIZER;
+  config.timeoutSeconds = 3;
+  strataComm_t comm = nullptr;
+  ASSERT_EQ(strataCommInitMpi(&comm, MPI_COMM_WORLD, &config), strataSuccess);
+  // Streams made before the path's own: of any n + 1 in a row, one shares each queue.
+  std::vector<cudaStream_t> streams(static_cast<size_t>(n) + 1);
+  for (auto& s : streams) ASSERT_EQ(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), cudaSuccess);
+  DeviceBytes x(std::vector<float>(4096, 1.0f));
+  strataResult_t rc = strataSuccess;
+  std::string error;
+  for (size_t i = 0; i < streams.size() && rc == strataSuccess; ++i) {
+    rc = strataAllReduce(x.ptr(), x.ptr(), 4096, strataFloat32, strataSum, comm, streams[i]);
+    if (rc != strataSuccess) {
+      error = strataGetLastError(comm);
+      break;
+    }
+    if (i == 0 && !allRanksOk(tools::deviceCallsQueued(comm))) GTEST_SKIP() << "device calls run on the calling thread";
+    const auto start = std::chrono::steady_clock::now();
+    ASSERT_EQ(cudaStreamSynchronize(streams[i]), cudaSuccess) << "the stream is released";
+    const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    EXPECT_LT(waited, 3.0 + 20.0) << "released at the communicator's bound";
+  }
+  EXPECT_EQ(rc, strataTimeout) << "a stream sharing the progress thread's queue stalls it: " << error;
+  EXPECT_NE(error.find("CUDA_DEVICE_MAX_CONNECTIONS"), std::string::npos) << error;
+  EXPECT_NE(error.find("STRATA_DEVICE_SYNC=1"), std::string::npos) << error;
+  strataCommAbort(comm);
+  for (auto& s : streams) cudaStreamDestroy(s);
   MPI_Barrier(MPI_COMM_WORLD);
 }
 

@@ -54,7 +54,8 @@ const Options& options() {
     r.hostCopyGBps = envNumber("CUDA_SIM_HOST_COPY_GBPS", 0);
     const char* loading = std::getenv("CUDA_MODULE_LOADING");
     r.lazyLoading = loading == nullptr || std::strcmp(loading, "EAGER") != 0;
-    r.singleQueue = envNumber("CUDA_DEVICE_MAX_CONNECTIONS", 8) == 1;
+    const double connections = envNumber("CUDA_DEVICE_MAX_CONNECTIONS", 0);
+    r.connections = connections < 1 ? 0 : connections > 32 ? 32 : static_cast<int>(connections);
     const char* v = std::getenv("CUDA_SIM_VIOLATIONS");
     r.warnOnViolation = v != nullptr && std::strcmp(v, "warn") == 0;
     return r;

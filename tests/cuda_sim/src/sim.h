@@ -44,7 +44,10 @@ struct Options {
   bool warnOnViolation = false;  // CUDA_SIM_VIOLATIONS=warn: a broken CUDA rule is reported, not fatal
   double hostCopyGBps = 0;       // CUDA_SIM_HOST_COPY_GBPS: host<->device copies take at least bytes / this
   bool lazyLoading = true;       // CUDA_MODULE_LOADING (CUDA's own; LAZY, its default since 12.2, unless EAGER)
-  bool singleQueue = false;      // CUDA_DEVICE_MAX_CONNECTIONS=1: every stream of a device feeds one queue
+  // CUDA_DEVICE_MAX_CONNECTIONS=N, set: a device's streams share N hardware queues, stream k of the
+  // device (in creation order) feeding queue k mod N. Unset (0): streams independent (the driver's
+  // mapping at its default of 8 is not specified).
+  int connections = 0;
 };
 const Options& options();
 
@@ -143,7 +146,7 @@ struct Op {
   bool wait64 = false;
   bool waitSatisfied() const;
   cudaEvent_t timedEvent = nullptr;  // kMarker of a timing event: completion time goes there
-  uint64_t issued = 0;  // under CUDA_DEVICE_MAX_CONNECTIONS=1: its place in the device's one queue (1, 2, ...)
+  uint64_t issued = 0;  // under CUDA_DEVICE_MAX_CONNECTIONS: its place in its stream's hardware queue (1, 2, ...)
   uint64_t eventRecord = 0;
 };
 
@@ -154,6 +157,7 @@ struct CUstream_st {
   int device = 0;
   unsigned flags = 0;  // cudaStreamNonBlocking
   bool legacy = false;
+  int connection = 0;  // its hardware queue under CUDA_DEVICE_MAX_CONNECTIONS
   std::string name;
   std::mutex mutex;
   std::condition_variable cv;

@@ -7,10 +7,11 @@
 //   in neither).
 // - Each operation starts after a random delay (CUDA_SIM_JITTER_US), so streams that CUDA does not
 //   order complete in varying order and a missing dependency shows up as a wrong value.
-// - Under CUDA_DEVICE_MAX_CONNECTIONS=1 every stream of a device feeds one hardware queue: an
-//   operation starts only after every operation enqueued before it on the device, on any stream,
-//   has started, and one that cannot start (behind its own stream's work, an event, or a value not
-//   yet written) holds back everything after it. Started operations still run concurrently.
+// - Under CUDA_DEVICE_MAX_CONNECTIONS=N the streams of a device share N hardware queues (stream k,
+//   in creation order, feeds queue k mod N; N = 1: one queue for all): an operation starts only
+//   after every operation enqueued before it into its queue, from any stream, has started, and one
+//   that cannot start (behind its own stream's work, an event, or a value not yet written) holds
+//   back everything after it. Started operations still run concurrently.
 // - Host waits are bounded (CUDA_SIM_SYNC_TIMEOUT); when one expires the simulator says what every
 //   stream is stuck on.
 #include <unistd.h>
@@ -19,6 +20,7 @@
 #include <cinttypes>
 #include <cstring>
 #include <random>
+#include <map>
 #include <set>
 
 #include "sim.h"
@@ -31,8 +33,10 @@ struct Registry {
   std::set<CUstream_st*> streams;
   std::set<cudaEvent_t> events;
   std::vector<CUstream_st*> legacy;  // per device, created on first use
-  // CUDA_DEVICE_MAX_CONNECTIONS=1, per device: operations enqueued, and started (under doneMutex).
-  std::vector<uint64_t> queueIssued, queueStarted;
+  // CUDA_DEVICE_MAX_CONNECTIONS, per (device, hardware queue): operations enqueued, and started
+  // (under doneMutex); streams created, per device (under mutex).
+  std::map<std::pair<int, int>, uint64_t> queueIssued, queueStarted;
+  std::map<int, int> streamsCreated;
   // Every completion notifies here: workers waiting on other streams, and host waits.
   std::mutex doneMutex;
   std::condition_variable doneCv;
@@ -61,8 +65,8 @@ std::string blockedOn(CUstream_st* s) {
     if (!completedUpTo(d)) r += " (waiting for " + d.stream->name + " to reach operation " + std::to_string(d.seq) + ")";
   }
   if (op->issued != 0 && s->running == nullptr) {
-    r += " (operation " + std::to_string(op->issued) + " of the device's one queue, CUDA_DEVICE_MAX_CONNECTIONS=1: " +
-         "waiting for the operations enqueued before it on other streams to start)";
+    r += " (operation " + std::to_string(op->issued) + " of hardware queue " + std::to_string(s->connection) +
+         ", CUDA_DEVICE_MAX_CONNECTIONS: waiting for the operations enqueued before it from other streams to start)";
   }
   return r;
 }
@@ -81,7 +85,7 @@ void workerLoop(CUstream_st* s) {
     // The device's one queue: everything enqueued before it has started.
     if (op->issued != 0) {
       std::unique_lock<std::mutex> lock(registry().doneMutex);
-      registry().doneCv.wait(lock, [&] { return registry().queueStarted[static_cast<size_t>(s->device)] + 1 == op->issued; });
+      registry().doneCv.wait(lock, [&] { return registry().queueStarted[{s->device, s->connection}] + 1 == op->issued; });
     }
     // Dependencies on other streams.
     for (const Dep& d : op->deps) {
@@ -99,7 +103,7 @@ void workerLoop(CUstream_st* s) {
     if (op->issued != 0) {  // started: the queue moves on
       {
         std::lock_guard<std::mutex> lock(registry().doneMutex);
-        registry().queueStarted[static_cast<size_t>(s->device)] = op->issued;
+        registry().queueStarted[{s->device, s->connection}] = op->issued;
       }
       notifyDone();
     }
@@ -157,6 +161,11 @@ CUstream_st* createStream(int device, unsigned flags, bool legacy) {
                   (flags & cudaStreamNonBlocking) ? "non-blocking" : "blocking");
   }
   s->name = name;
+  {
+    std::lock_guard<std::mutex> lock(registry().mutex);
+    const int k = registry().streamsCreated[device]++;
+    s->connection = options().connections > 0 ? k % options().connections : 0;
+  }
   s->worker = std::thread(workerLoop, s);
   s->worker.detach();
   std::lock_guard<std::mutex> lock(registry().mutex);
@@ -257,19 +266,14 @@ cudaError_t enqueue(CUstream_st* s, std::shared_ptr<Op> op, uint64_t* seq, bool 
       if (o->enqueued > o->completed.load()) op->deps.push_back(Dep{o, o->enqueued});
     }
   }
-  // The device's one queue: a place taken and the push made as one step, so the queue's order is
-  // the order operations reach their streams.
+  // The stream's hardware queue: a place taken and the push made as one step, so the queue's order
+  // is the order operations reach their streams.
   static std::mutex queueOrder;
   std::unique_lock<std::mutex> queueing(queueOrder, std::defer_lock);
-  if (options().singleQueue) {
+  if (options().connections > 0) {
     queueing.lock();
     std::lock_guard<std::mutex> lock(registry().doneMutex);
-    auto& issued = registry().queueIssued;
-    if (issued.size() <= static_cast<size_t>(s->device)) {
-      issued.resize(static_cast<size_t>(s->device) + 1, 0);
-      registry().queueStarted.resize(static_cast<size_t>(s->device) + 1, 0);
-    }
-    op->issued = ++issued[static_cast<size_t>(s->device)];
+    op->issued = ++registry().queueIssued[{s->device, s->connection}];
   }
   uint64_t mine = 0;
   {
