@@ -337,7 +337,14 @@ Status enqueueOnStream(strataComm* comm, DevicePath& path, std::shared_ptr<Cache
   // Work enqueued on `stream` after this call waits until the progress thread writes the ticket;
   // the fallback kernel's bound lies beyond the progress thread's own, so it fires only when that
   // thread is stuck.
-  return path.gate.hold(stream, ticket, 2 * comm->config.timeoutSeconds + 10);
+  const Status held = path.gate.hold(stream, ticket, 2 * comm->config.timeoutSeconds + 10);
+  if (!held.ok()) {
+    // Queued, but the stream is not held: the call completes here, before it returns its error, so
+    // nothing the caller queues on the stream afterwards runs before it.
+    const Status drained = path.progress.drain(comm->wait);
+    if (!drained.ok()) STRATA_WARN("after a failed stream hold: %s", drained.message().c_str());
+  }
+  return held;
 }
 
 #endif  // STRATA_HAVE_CUDA

@@ -52,6 +52,9 @@ WaitValueFn waitValueFn() {
 Status StreamGate::init(Mode mode) {
   mode_ = mode;
   useWaitValue_ = mode != Mode::kKernel;
+  // Refused here, before any call is queued, rather than at a call's hold.
+  STRATA_REQUIRE(mode != Mode::kWaitValue || waitValueFn() != nullptr, strataInvalidUsage,
+                 "STRATA_STREAM_GATE=value: this driver has no stream wait-value operation");
   STRATA_CHECK(allocateWord(&counterHost_, &counterDevice_));
   return allocateWord(&timedOutHost_, &timedOutDevice_);
 }
@@ -66,8 +69,6 @@ Status StreamGate::hold(cudaStream_t stream, uint32_t ticket, double boundSecond
                    static_cast<int>(r));
     useWaitValue_ = false;  // not supported here: the bounded kernel from now on
   }
-  STRATA_REQUIRE(mode_ != Mode::kWaitValue, strataInvalidUsage,
-                 "STRATA_STREAM_GATE=value: this driver has no stream wait-value operation");
   return cuda::launchWaitFlag(counterDevice_, ticket, boundSeconds, timedOutDevice_, stream);
 }
 

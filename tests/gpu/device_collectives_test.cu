@@ -518,6 +518,32 @@ TEST_F(DeviceCollectives, AStreamSharingAHardwareQueueTimesOutWithItsCause) {
   MPI_Barrier(MPI_COMM_WORLD);
 }
 
+// STRATA_STREAM_GATE=value where the driver refuses the wait-value operation
+// (CUDA_SIM_STREAM_MEM_OPS=0): the call fails with the cause named, and it has completed before it
+// returns (its stream could not be held), so work queued after it sees the result.
+TEST_F(DeviceCollectives, AForcedGateTheDriverRefusesFailsAfterCompleting) {
+  const char* gate = std::getenv("STRATA_STREAM_GATE");
+  const char* memOps = std::getenv("CUDA_SIM_STREAM_MEM_OPS");
+  if (gate == nullptr || std::strcmp(gate, "value") != 0 || memOps == nullptr || std::strcmp(memOps, "0") != 0) {
+    GTEST_SKIP() << "needs STRATA_STREAM_GATE=value and CUDA_SIM_STREAM_MEM_OPS=0";
+  }
+  strataComm_t comm = commFor(testShape(), "");
+  cudaStream_t stream = nullptr;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
+  const size_t n = 1000;
+  DeviceBytes x(std::vector<float>(n, 1.0f));
+  const strataResult_t rc = strataAllReduce(x.ptr(), x.ptr(), n, strataFloat32, strataSum, comm, stream);
+  EXPECT_EQ(rc, strataSystemError);
+  EXPECT_NE(std::string(strataGetLastError(comm)).find("STRATA_STREAM_GATE=value"), std::string::npos)
+      << strataGetLastError(comm);
+  if (!allRanksOk(tools::deviceCallsQueued(comm))) GTEST_SKIP() << "device calls run on the calling thread";
+  const std::vector<unsigned char> got = x.host();  // no synchronisation: the call has completed
+  std::vector<float> values(n);
+  std::memcpy(values.data(), got.data(), n * sizeof(float));
+  for (size_t i = 0; i < n; ++i) ASSERT_EQ(values[i], static_cast<float>(worldSize())) << "element " << i;
+  cudaStreamDestroy(stream);
+}
+
 TEST_F(DeviceCollectives, MixedHostAndDeviceBuffersAreRejected) {
   strataComm_t comm = commFor(testShape(), "");
   DeviceBytes d(std::vector<float>(16, 1.0f));
