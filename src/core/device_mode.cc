@@ -42,7 +42,7 @@ Status chooseDeviceMode(const Config& config, bool mpiThreadMultiple, const char
     m.async = true;
     m.why = "asynchronous (progress thread)";
   }
-  if (m.async && config.streamGate == StreamGateMode::kKernel) m.why += ", streams held by a polling kernel";
+  if (!m.async && config.streamGate != StreamGateMode::kAuto) m.why += " (STRATA_STREAM_GATE unused: no stream is held)";
   *out = m;
   return Status::Ok();
 }

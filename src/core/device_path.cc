@@ -271,9 +271,8 @@ Status ensurePath(strataComm* comm, int device, DevicePath** out) {
   // Every kernel the path may launch, loaded before any stream is held (cuda_kernels.h).
   STRATA_CHECK(cuda::preloadKernels());
   STRATA_CHECK(loadDeviceParams(comm->config.deviceParamsFile, &path->params));
-  if (comm->nodeTeam != nullptr) STRATA_CHECK(setUpIpcSlots(comm, *path));
-  STRATA_CHECK(setUpPeerTeam(comm, *path));
-  path->awareMpi = askMpiCudaAware(comm->config.cudaAwareMpi);
+  // The mode and the stream gate first: a refusal there comes before the collective setup below,
+  // on every rank alike.
   int level = MPI_THREAD_SINGLE;
   MPI_Query_thread(&level);
   DeviceMode mode;
@@ -285,11 +284,19 @@ Status ensurePath(strataComm* comm, int device, DevicePath** out) {
                                       : comm->config.streamGate == StreamGateMode::kWaitValue ? StreamGate::Mode::kWaitValue
                                                                                              : StreamGate::Mode::kAuto;
     STRATA_CHECK(path->gate.init(gateMode));
+  }
+  if (comm->nodeTeam != nullptr) STRATA_CHECK(setUpIpcSlots(comm, *path));
+  STRATA_CHECK(setUpPeerTeam(comm, *path));
+  path->awareMpi = askMpiCudaAware(comm->config.cudaAwareMpi);
+  if (path->async) {
     DevicePath* raw = path.get();
     path->progress.start([device] { cudaSetDevice(device); }, [raw](uint32_t ticket) { raw->gate.release(ticket); },
                          &comm->aborted);
   }
-  STRATA_INFO("device collectives on device %d: %s, MPI %s, node collectives %s", device, mode.why.c_str(),
+  STRATA_INFO("device collectives on device %d: %s%s, MPI %s, node collectives %s", device, mode.why.c_str(),
+              !path->async                 ? ""
+              : path->gate.usesWaitValue() ? ", streams held by the wait-value operation"
+                                           : ", streams held by a polling kernel",
               path->awareMpi ? "device-aware" : "staged through pinned host chunks",
               path->peer ? "as single kernels over peer memory" : "in host-synchronised rounds");
   comm->devicePath = path.release();
@@ -321,9 +328,9 @@ Status enqueueOnStream(strataComm* comm, DevicePath& path, std::shared_ptr<Cache
     if (s.code() == strataTimeout) {
       // The progress thread's device work may sit behind the caller's held stream in a hardware
       // queue the two share (README, "Stream order"): say so, and how to avoid it.
-      s = Status(s.code(), s.message() + " (if the process has more CUDA streams than CUDA_DEVICE_MAX_CONNECTIONS, "
-                 "default 8, the caller's held stream may share a hardware queue with the progress thread's and stall "
-                 "it: STRATA_DEVICE_SYNC=1 runs device calls on the calling thread)");
+      s = Status(s.code(), s.message() + " (one possible cause: with more CUDA streams in the process than "
+                 "CUDA_DEVICE_MAX_CONNECTIONS, default 8, the caller's held stream may share a hardware queue with the "
+                 "progress thread's and stall it; STRATA_DEVICE_SYNC=1 runs device calls on the calling thread)");
     }
     return s;
   };
@@ -340,9 +347,14 @@ Status enqueueOnStream(strataComm* comm, DevicePath& path, std::shared_ptr<Cache
   const Status held = path.gate.hold(stream, ticket, 2 * comm->config.timeoutSeconds + 10);
   if (!held.ok()) {
     // Queued, but the stream is not held: the call completes here, before it returns its error, so
-    // nothing the caller queues on the stream afterwards runs before it.
+    // nothing the caller queues on the stream afterwards runs before it. If it cannot complete in
+    // the bound, the communicator is failed: the queued work may still touch the buffers.
     const Status drained = path.progress.drain(comm->wait);
-    if (!drained.ok()) STRATA_WARN("after a failed stream hold: %s", drained.message().c_str());
+    if (!drained.ok()) {
+      comm->fatal = Status(drained.code(), held.message() + "; the queued call did not complete either: " +
+                                               drained.message());
+      return comm->fatal;
+    }
   }
   return held;
 }

@@ -51,23 +51,39 @@ WaitValueFn waitValueFn() {
 
 Status StreamGate::init(Mode mode) {
   mode_ = mode;
-  useWaitValue_ = mode != Mode::kKernel;
-  // Refused here, before any call is queued, rather than at a call's hold.
-  STRATA_REQUIRE(mode != Mode::kWaitValue || waitValueFn() != nullptr, strataInvalidUsage,
-                 "STRATA_STREAM_GATE=value: this driver has no stream wait-value operation");
   STRATA_CHECK(allocateWord(&counterHost_, &counterDevice_));
-  return allocateWord(&timedOutHost_, &timedOutDevice_);
+  STRATA_CHECK(allocateWord(&timedOutHost_, &timedOutDevice_));
+  useWaitValue_ = false;
+  if (mode == Mode::kKernel) return Status::Ok();
+  // Whether the driver runs the wait-value operation, asked once here with a wait that is already
+  // satisfied (the counter is at or past 0), before any call is queued: a driver that has the
+  // entry point may still refuse the operation (CUDA_ERROR_NOT_SUPPORTED).
+  CUresult probe = CUDA_ERROR_NOT_SUPPORTED;
+  if (waitValueFn() != nullptr) {
+    cudaStream_t s = nullptr;
+    STRATA_CHECK_CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    probe = waitValueFn()(reinterpret_cast<CUstream>(s), reinterpret_cast<CUdeviceptr>(counterDevice_), 0,
+                          CU_STREAM_WAIT_VALUE_GEQ);
+    const cudaError_t synced = cudaStreamSynchronize(s);
+    cudaStreamDestroy(s);
+    STRATA_CHECK_CUDA(synced);
+  }
+  STRATA_REQUIRE(mode != Mode::kWaitValue || probe == CUDA_SUCCESS, strataInvalidUsage,
+                 "STRATA_STREAM_GATE=value: this driver does not run the stream wait-value operation (CUresult %d)",
+                 static_cast<int>(probe));
+  useWaitValue_ = probe == CUDA_SUCCESS;
+  return Status::Ok();
 }
 
 Status StreamGate::hold(cudaStream_t stream, uint32_t ticket, double boundSeconds) {
-  if (useWaitValue_ && waitValueFn() != nullptr) {
+  if (useWaitValue_) {
     const CUresult r = waitValueFn()(reinterpret_cast<CUstream>(stream), reinterpret_cast<CUdeviceptr>(counterDevice_),
                                      ticket, CU_STREAM_WAIT_VALUE_GEQ);
     if (r == CUDA_SUCCESS) return Status::Ok();
     STRATA_REQUIRE(mode_ != Mode::kWaitValue, strataSystemError,
                    "STRATA_STREAM_GATE=value: the driver's stream wait-value operation failed (CUresult %d)",
                    static_cast<int>(r));
-    useWaitValue_ = false;  // not supported here: the bounded kernel from now on
+    useWaitValue_ = false;  // refused after all: the bounded kernel from now on
   }
   return cuda::launchWaitFlag(counterDevice_, ticket, boundSeconds, timedOutDevice_, stream);
 }

@@ -17,8 +17,9 @@ namespace strata {
 
 class StreamGate {
  public:
-  // kAuto: the wait-value operation where the driver has it, else the kernel; the others force one
-  // (STRATA_STREAM_GATE), a forced wait-value operation the driver lacks being an error.
+  // kAuto: the wait-value operation where the driver runs it (probed here), else the kernel; the
+  // others force one (STRATA_STREAM_GATE), a forced wait-value operation the driver refuses being
+  // an error here, before any call is queued.
   enum class Mode { kAuto, kWaitValue, kKernel };
   Status init(Mode mode);
   // Makes `stream` wait until release(ticket) or a later ticket. `boundSeconds` bounds the
@@ -28,6 +29,8 @@ class StreamGate {
   void release(uint32_t ticket);
   // Whether a fallback kernel gave up waiting.
   bool timedOut() const;
+  // How streams are held now: the wait-value operation (true) or the polling kernel.
+  bool usesWaitValue() const { return useWaitValue_; }
 
  private:
   uint32_t* counterHost_ = nullptr;

@@ -519,28 +519,31 @@ TEST_F(DeviceCollectives, AStreamSharingAHardwareQueueTimesOutWithItsCause) {
 }
 
 // STRATA_STREAM_GATE=value where the driver refuses the wait-value operation
-// (CUDA_SIM_STREAM_MEM_OPS=0): the call fails with the cause named, and it has completed before it
-// returns (its stream could not be held), so work queued after it sees the result.
-TEST_F(DeviceCollectives, AForcedGateTheDriverRefusesFailsAfterCompleting) {
+// (CUDA_SIM_STREAM_MEM_OPS=0): the first device call fails at the path's setup with the cause named,
+// before anything is queued, and leaves the buffer as it was.
+TEST_F(DeviceCollectives, AForcedGateTheDriverRefusesFailsAtSetup) {
   const char* gate = std::getenv("STRATA_STREAM_GATE");
   const char* memOps = std::getenv("CUDA_SIM_STREAM_MEM_OPS");
   if (gate == nullptr || std::strcmp(gate, "value") != 0 || memOps == nullptr || std::strcmp(memOps, "0") != 0) {
     GTEST_SKIP() << "needs STRATA_STREAM_GATE=value and CUDA_SIM_STREAM_MEM_OPS=0";
   }
+  int level = MPI_THREAD_SINGLE;
+  MPI_Query_thread(&level);
+  if (level != MPI_THREAD_MULTIPLE) GTEST_SKIP() << "device calls run on the calling thread: no stream is held";
   strataComm_t comm = commFor(testShape(), "");
   cudaStream_t stream = nullptr;
   ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
   const size_t n = 1000;
   DeviceBytes x(std::vector<float>(n, 1.0f));
   const strataResult_t rc = strataAllReduce(x.ptr(), x.ptr(), n, strataFloat32, strataSum, comm, stream);
-  EXPECT_EQ(rc, strataSystemError);
+  EXPECT_EQ(rc, strataInvalidUsage);
   EXPECT_NE(std::string(strataGetLastError(comm)).find("STRATA_STREAM_GATE=value"), std::string::npos)
       << strataGetLastError(comm);
-  if (!allRanksOk(tools::deviceCallsQueued(comm))) GTEST_SKIP() << "device calls run on the calling thread";
-  const std::vector<unsigned char> got = x.host();  // no synchronisation: the call has completed
+  ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+  const std::vector<unsigned char> got = x.host();
   std::vector<float> values(n);
   std::memcpy(values.data(), got.data(), n * sizeof(float));
-  for (size_t i = 0; i < n; ++i) ASSERT_EQ(values[i], static_cast<float>(worldSize())) << "element " << i;
+  for (size_t i = 0; i < n; ++i) ASSERT_EQ(values[i], 1.0f) << "element " << i << ": nothing ran";
   cudaStreamDestroy(stream);
 }
 

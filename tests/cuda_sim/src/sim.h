@@ -147,6 +147,13 @@ struct Op {
   bool waitSatisfied() const;
   cudaEvent_t timedEvent = nullptr;  // kMarker of a timing event: completion time goes there
   uint64_t issued = 0;  // under CUDA_DEVICE_MAX_CONNECTIONS: its place in its stream's hardware queue (1, 2, ...)
+  // Everything before it in that queue has started (a copy, as a graph launch makes, starts unset).
+  struct TurnFlag {
+    std::atomic<bool> value{false};
+    TurnFlag() = default;
+    TurnFlag(const TurnFlag&) {}
+    TurnFlag& operator=(const TurnFlag&) { return *this; }
+  } queueTurn;
   uint64_t eventRecord = 0;
 };
 

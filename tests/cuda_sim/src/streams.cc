@@ -64,7 +64,7 @@ std::string blockedOn(CUstream_st* s) {
   for (const Dep& d : op->deps) {
     if (!completedUpTo(d)) r += " (waiting for " + d.stream->name + " to reach operation " + std::to_string(d.seq) + ")";
   }
-  if (op->issued != 0 && s->running == nullptr) {
+  if (op->issued != 0 && !op->queueTurn.value.load(std::memory_order_acquire)) {
     r += " (operation " + std::to_string(op->issued) + " of hardware queue " + std::to_string(s->connection) +
          ", CUDA_DEVICE_MAX_CONNECTIONS: waiting for the operations enqueued before it from other streams to start)";
   }
@@ -86,6 +86,7 @@ void workerLoop(CUstream_st* s) {
     if (op->issued != 0) {
       std::unique_lock<std::mutex> lock(registry().doneMutex);
       registry().doneCv.wait(lock, [&] { return registry().queueStarted[{s->device, s->connection}] + 1 == op->issued; });
+      op->queueTurn.value.store(true, std::memory_order_release);
     }
     // Dependencies on other streams.
     for (const Dep& d : op->deps) {
@@ -325,9 +326,8 @@ bool pendingWriteTo(const void* address) {
       if (l != nullptr) all.push_back(l);
     }
   }
-  for (CUstream_st* s : all) {
-    std::unique_lock<std::mutex> lock(s->mutex, std::try_to_lock);
-    if (!lock.owns_lock()) continue;  // the caller holds it
+  for (CUstream_st* s : all) {  // the caller holds no stream's lock
+    std::lock_guard<std::mutex> lock(s->mutex);
     for (const auto& op : s->queue) {
       if (op->kind == Op::kWriteValue && op->waitAddress == address) return true;
     }
@@ -361,13 +361,19 @@ cudaError_t synchronizeDevice(int device, const char* caller, bool implicit) {
     }
   }
   for (auto& [s, seq] : targets) {
-    std::lock_guard<std::mutex> lock(s->mutex);
-    seq = s->enqueued;
-    if (!implicit) continue;
+    std::vector<std::shared_ptr<Op>> waits;  // taken under the stream's lock, judged after it
+    {
+      std::lock_guard<std::mutex> lock(s->mutex);
+      seq = s->enqueued;
+      if (!implicit) continue;
+      for (const auto& op : s->queue) {
+        if (op->kind == Op::kWaitValue) waits.push_back(op);
+      }
+    }
     // A GPU would wait for this stream's wait-value operation, which no one can release while
     // the thread that would write the value is the one waiting here.
-    for (const auto& op : s->queue) {
-      if (op->kind == Op::kWaitValue && !op->waitSatisfied() && !pendingWriteTo(op->waitAddress)) {
+    for (const auto& op : waits) {
+      if (!op->waitSatisfied() && !pendingWriteTo(op->waitAddress)) {
         setSticky(cudaErrorNotPermitted,
                   "%s on device %d must wait for the device to be idle (CUDA synchronises it implicitly), but %s is "
                   "held by %s until a value is written: on a GPU this call would deadlock if the writer is waiting "
