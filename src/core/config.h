@@ -20,8 +20,8 @@ constexpr double kDefaultTimeoutSeconds = 300.0;
 constexpr double kMaxTimeoutSeconds = 1e6;
 
 // How a caller's stream waits for the progress thread (src/core/stream_gate.h): the driver's
-// stream wait-value operation where the device has it, else a polling kernel (kAuto); one of them
-// forced (STRATA_STREAM_GATE=value or kernel).
+// stream wait-value operation where the driver runs it (probed at setup), else a polling kernel
+// (kAuto); or one of them forced (STRATA_STREAM_GATE=value or kernel).
 enum class StreamGateMode { kAuto, kWaitValue, kKernel };
 
 struct Config {

@@ -17,11 +17,11 @@ Status chooseDeviceMode(const Config& config, bool mpiThreadMultiple, const char
   // the first collective on an H200 with either way of holding the stream, tests/gpu/CMakeLists.txt).
   const char* stall = nullptr;
   if (setNonZero(launchBlocking)) {
-    stall = "CUDA_LAUNCH_BLOCKING is set: a held stream's wait would block the calling thread and the "
-            "progress thread's launches";
+    stall = "CUDA_LAUNCH_BLOCKING is set: launches and stream operations return only when done, and the "
+            "progress thread stalls behind the held stream";
   } else if (maxConnections != nullptr && std::strtol(maxConnections, nullptr, 10) == 1) {
-    stall = "CUDA_DEVICE_MAX_CONNECTIONS=1: every stream shares one hardware queue, where a held stream "
-            "would stall the progress thread's kernels";
+    stall = "CUDA_DEVICE_MAX_CONNECTIONS=1: every stream shares one hardware queue, where the caller's next "
+            "operation on its held stream is queued ahead of the progress thread's work";
   }
   DeviceMode m;
   if (config.deviceSync == 1) {

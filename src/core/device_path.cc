@@ -280,10 +280,7 @@ Status ensurePath(strataComm* comm, int device, DevicePath** out) {
                                 std::getenv("CUDA_DEVICE_MAX_CONNECTIONS"), &mode));
   path->async = mode.async;
   if (path->async) {
-    const StreamGate::Mode gateMode = comm->config.streamGate == StreamGateMode::kKernel      ? StreamGate::Mode::kKernel
-                                      : comm->config.streamGate == StreamGateMode::kWaitValue ? StreamGate::Mode::kWaitValue
-                                                                                             : StreamGate::Mode::kAuto;
-    STRATA_CHECK(path->gate.init(gateMode));
+    STRATA_CHECK(path->gate.init(comm->config.streamGate));
   }
   if (comm->nodeTeam != nullptr) STRATA_CHECK(setUpIpcSlots(comm, *path));
   STRATA_CHECK(setUpPeerTeam(comm, *path));
@@ -322,9 +319,10 @@ Status enqueueOnStream(strataComm* comm, DevicePath& path, std::shared_ptr<Cache
   job.run = [comm, &path, cached = std::move(cached), send, recv, seq, ready, phases = comm->phaseTimes]() {
     Status s = waitForEvent(ready, comm->wait, "the work queued before it on the caller's stream");
     if (s.ok()) s = runPlan(comm, path, *cached, send, recv, seq, phases);
+    if (s.ok()) return s;
     // The executor's errors begin with the call already ("allreduce #3 (ring): step ..."); others get it.
     const std::string call = strformat("%s #%llu", collectiveName(cached->args.coll), seq);
-    if (!s.ok() && s.message().rfind(call, 0) != 0) s.withContext(call);
+    if (s.message().rfind(call, 0) != 0) s.withContext(call);
     if (s.code() == strataTimeout) {
       // The progress thread's device work may sit behind the caller's held stream in a hardware
       // queue the two share (README, "Stream order"): say so, and how to avoid it.

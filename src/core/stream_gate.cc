@@ -49,12 +49,12 @@ WaitValueFn waitValueFn() {
 
 }  // namespace
 
-Status StreamGate::init(Mode mode) {
+Status StreamGate::init(StreamGateMode mode) {
   mode_ = mode;
   STRATA_CHECK(allocateWord(&counterHost_, &counterDevice_));
   STRATA_CHECK(allocateWord(&timedOutHost_, &timedOutDevice_));
   useWaitValue_ = false;
-  if (mode == Mode::kKernel) return Status::Ok();
+  if (mode == StreamGateMode::kKernel) return Status::Ok();
   // Whether the driver runs the wait-value operation, asked once here with a wait that is already
   // satisfied (the counter is at or past 0), before any call is queued: a driver that has the
   // entry point may still refuse the operation (CUDA_ERROR_NOT_SUPPORTED).
@@ -68,7 +68,7 @@ Status StreamGate::init(Mode mode) {
     cudaStreamDestroy(s);
     STRATA_CHECK_CUDA(synced);
   }
-  STRATA_REQUIRE(mode != Mode::kWaitValue || probe == CUDA_SUCCESS, strataInvalidUsage,
+  STRATA_REQUIRE(mode != StreamGateMode::kWaitValue || probe == CUDA_SUCCESS, strataInvalidUsage,
                  "STRATA_STREAM_GATE=value: this driver does not run the stream wait-value operation (CUresult %d)",
                  static_cast<int>(probe));
   useWaitValue_ = probe == CUDA_SUCCESS;
@@ -80,7 +80,7 @@ Status StreamGate::hold(cudaStream_t stream, uint32_t ticket, double boundSecond
     const CUresult r = waitValueFn()(reinterpret_cast<CUstream>(stream), reinterpret_cast<CUdeviceptr>(counterDevice_),
                                      ticket, CU_STREAM_WAIT_VALUE_GEQ);
     if (r == CUDA_SUCCESS) return Status::Ok();
-    STRATA_REQUIRE(mode_ != Mode::kWaitValue, strataSystemError,
+    STRATA_REQUIRE(mode_ != StreamGateMode::kWaitValue, strataSystemError,
                    "STRATA_STREAM_GATE=value: the driver's stream wait-value operation failed (CUresult %d)",
                    static_cast<int>(r));
     useWaitValue_ = false;  // refused after all: the bounded kernel from now on

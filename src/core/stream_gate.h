@@ -12,6 +12,7 @@
 #include <cstdint>
 
 #include "kernels/common/status.h"
+#include "src/core/config.h"
 
 namespace strata {
 
@@ -20,8 +21,7 @@ class StreamGate {
   // kAuto: the wait-value operation where the driver runs it (probed here), else the kernel; the
   // others force one (STRATA_STREAM_GATE), a forced wait-value operation the driver refuses being
   // an error here, before any call is queued.
-  enum class Mode { kAuto, kWaitValue, kKernel };
-  Status init(Mode mode);
+  Status init(StreamGateMode mode);
   // Makes `stream` wait until release(ticket) or a later ticket. `boundSeconds` bounds the
   // fallback kernel's wait; past it the kernel traps (the stream never runs on as if released).
   Status hold(cudaStream_t stream, uint32_t ticket, double boundSeconds);
@@ -37,7 +37,7 @@ class StreamGate {
   uint32_t* counterDevice_ = nullptr;
   uint32_t* timedOutHost_ = nullptr;
   uint32_t* timedOutDevice_ = nullptr;
-  Mode mode_ = Mode::kAuto;
+  StreamGateMode mode_ = StreamGateMode::kAuto;
   bool useWaitValue_ = true;
 };
 

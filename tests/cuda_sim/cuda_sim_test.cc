@@ -377,7 +377,6 @@ TEST(CudaSimDeathTest, LoadingAKernelWhileAStreamWaitsForAValueIsADeadlock) {
       ::testing::ExitedWithCode(0), "loading kernel lazyKernel at its first launch.*would deadlock");
 }
 
-
 // CUDA_DEVICE_MAX_CONNECTIONS=N: stream k of the device feeds hardware queue k mod N, so a kernel
 // enqueued on another stream of the same queue after an unwritten wait-value does not start until
 // the value is written (the stall that makes Strata's device path synchronous under N = 1). On a

@@ -510,7 +510,8 @@ TEST_F(DeviceCollectives, AStreamSharingAHardwareQueueTimesOutWithItsCause) {
     const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     EXPECT_LT(waited, 3.0 + 20.0) << "released at the communicator's bound";
   }
-  EXPECT_EQ(rc, strataTimeout) << "a stream sharing the progress thread's queue stalls it: " << error;
+  EXPECT_EQ(rc, strataTimeout) << "CUDA_DEVICE_MAX_CONNECTIONS=" << n << ", " << streams.size()
+                               << " streams: one sharing the progress thread's queue stalls it: " << error;
   EXPECT_NE(error.find("CUDA_DEVICE_MAX_CONNECTIONS"), std::string::npos) << error;
   EXPECT_NE(error.find("STRATA_DEVICE_SYNC=1"), std::string::npos) << error;
   strataCommAbort(comm);

@@ -82,7 +82,7 @@ void workerLoop(CUstream_st* s) {
       op = s->queue.front();
       s->running = op;
     }
-    // The device's one queue: everything enqueued before it has started.
+    // Its hardware queue: everything enqueued into it before this operation has started.
     if (op->issued != 0) {
       std::unique_lock<std::mutex> lock(registry().doneMutex);
       registry().doneCv.wait(lock, [&] { return registry().queueStarted[{s->device, s->connection}] + 1 == op->issued; });
