@@ -39,11 +39,27 @@ Fold makeFold(const Group& g) {
 }
 
 void buildRecursiveHalving(PlanBuilder& b, const std::vector<int>& vpeers, int vme, const BlockLayout& vblocks,
-                           Slice in, Slice work, int tagBase) {
+                           Slice in, Slice work, int tagBase, const Slice* out, size_t outOffset) {
   const int p2 = static_cast<int>(vpeers.size());
+  // The last round's reduce, or the copy of a single rank: the part that is `out` goes there.
+  auto finish = [&](Slice dst, Slice a, const Slice* b2) {
+    auto emit = [&](size_t from, size_t n, Slice to) {
+      if (n == 0) return;
+      if (b2 != nullptr) b.reduce(to, {a.sub(from, n), b2->sub(from, n)});
+      else b.copy(to, a.sub(from, n));
+    };
+    if (out == nullptr) {
+      emit(0, dst.count, dst);
+      return;
+    }
+    const size_t end = outOffset + out->count;
+    emit(0, outOffset, dst.sub(0, outOffset));
+    emit(outOffset, out->count, *out);
+    emit(end, dst.count - end, dst.sub(end, dst.count - end));
+  };
   if (p2 == 1) {
     b.label("recursive-halving", 0);
-    b.copy(work, in);
+    finish(work, in, nullptr);
     return;
   }
   // One receive slot of the largest half; a round's receive waits for the last round's reduce.
@@ -71,7 +87,8 @@ void buildRecursiveHalving(PlanBuilder& b, const std::vector<int>& vpeers, int v
     if (give.count != 0) b.send(partner, give, tagBase + round);
     if (keepWork.count != 0) {
       b.recv(partner, tmp, tagBase + round);
-      b.reduce(keepWork, {keepCur, tmp});
+      if (mask == 1) finish(keepWork, keepCur, &tmp);
+      else b.reduce(keepWork, {keepCur, tmp});
     }
     lo = keepLo;
     hi = keepHi;
