@@ -129,12 +129,13 @@ void buildBinomialReduce(PlanBuilder& b, const Group& g, Slice input, Slice acc,
 // Recursive halving reduce-scatter and recursive doubling allgather over a power-of-two set of
 // virtual ranks (002, "The power of the hypercube/butterfly"; Rabenseifner). `vpeers[j]` is the
 // communicator rank of virtual rank j, `vme` mine, `vblocks` the element ranges of the virtual
-// blocks (consecutive). The halving reads the first round's data from `in` and keeps partial sums
-// in `work` (both laid out like the whole vector); on exit `work` holds block vme reduced. With
-// `out`, the last round reduces elements [outOffset, outOffset + out.count) of block vme into `out`
-// instead (the caller's result: no copy out of `work` afterwards) and only the rest into `work`.
+// blocks (consecutive). The halving reads the first round's data from `in` (laid out like the
+// whole vector) and keeps its partial sums in `work` when given (laid out likewise), else in two
+// scratch slots of a half and a quarter of the vector, each round's received half reduced in
+// place; the last round reduces block vme into `out`: consecutive pieces whose counts add up to
+// the block's (the caller's result, a partner's part).
 void buildRecursiveHalving(PlanBuilder& b, const std::vector<int>& vpeers, int vme, const BlockLayout& vblocks,
-                           Slice in, Slice work, int tagBase, const Slice* out = nullptr, size_t outOffset = 0);
+                           Slice in, const std::vector<Slice>& out, int tagBase, const Slice* work = nullptr);
 // On entry `work` holds block vme; on exit all blocks. `first`, when given, holds block vme too
 // (the caller's own block, still in its send buffer): the first round sends it from there, so
 // that send need not wait for the copy of it into `work`.

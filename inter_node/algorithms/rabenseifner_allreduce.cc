@@ -30,8 +30,8 @@ void build(PlanBuilder& b, const CollectiveArgs& a, const Group& g, const BuildO
   }
   if (f.vme >= 0) {
     b.setPhase(1);
-    buildRecursiveHalving(b, f.vpeers, f.vme, vblocks, in, recvAll, 0);
     const Slice mine = recvAll.sub(vblocks.offset[static_cast<size_t>(f.vme)], vblocks.count[static_cast<size_t>(f.vme)]);
+    buildRecursiveHalving(b, f.vpeers, f.vme, vblocks, in, {mine}, 0, &recvAll);
     divideIfAverage(b, a, mine);
     b.setPhase(2);
     buildRecursiveDoubling(b, f.vpeers, f.vme, vblocks, recvAll, 0);

@@ -13,9 +13,6 @@ void build(PlanBuilder& b, const CollectiveArgs& a, const Group& g, const BuildO
   const size_t total = blocks.total();
   const Fold f = makeFold(g);
   const Slice sendAll{BufferId::kSend, 0, total};
-  auto rankBlock = [&](Slice whole, int i) {
-    return whole.sub(blocks.offset[static_cast<size_t>(i)], blocks.count[static_cast<size_t>(i)]);
-  };
   const Slice result{BufferId::kRecv, 0, blocks.count[static_cast<size_t>(g.me)]};
   // Virtual rank j covers the blocks of the real ranks that it stands for: 2j and 2j+1 for the
   // folded pairs, j + rem otherwise. Those are consecutive, so each virtual block is a range.
@@ -32,8 +29,10 @@ void build(PlanBuilder& b, const CollectiveArgs& a, const Group& g, const BuildO
   }
   const bool folded = g.me < 2 * f.rem;
   const bool even = g.me % 2 == 0;
-  // The user's send buffer is never written: partial sums live in scratch.
-  const Slice work = b.scratch(total);
+  // The user's send buffer is never written: partial sums live in scratch. A folded odd member's
+  // virtual block is its even partner's block, then its own: the partner's part is reduced into
+  // scratch and sent on, its own (like every other member's) straight into the result.
+  const Slice partnerBlock = folded && !even ? b.scratch(blocks.count[static_cast<size_t>(g.me - 1)]) : Slice{};
 
   b.setPhase(0);
   b.label("pair-reduce", 0);
@@ -43,16 +42,13 @@ void build(PlanBuilder& b, const CollectiveArgs& a, const Group& g, const BuildO
   } else if (folded) {
     const Slice tmp = b.scratch(total);
     b.recv(g.rank(g.me - 1), tmp, 0);
-    b.reduce(work, {sendAll, tmp});
-    in = work;
+    b.reduce(tmp, {sendAll, tmp});
+    in = tmp;
   }
   if (f.vme >= 0) {
     b.setPhase(1);
-    // The last round reduces my block straight into the result (a folded odd member's virtual
-    // block is its even partner's block, then its own): a copy out of scratch afterwards cost a
-    // third of the call at 2 ranks, 1-16 MiB.
-    const size_t outOffset = folded ? blocks.count[static_cast<size_t>(g.me - 1)] : 0;
-    buildRecursiveHalving(b, f.vpeers, f.vme, vblocks, in, work, 0, &result, outOffset);
+    buildRecursiveHalving(b, f.vpeers, f.vme, vblocks, in, folded ? std::vector<Slice>{partnerBlock, result}
+                                                                    : std::vector<Slice>{result}, 0);
   }
   b.setPhase(2);
   b.label("pair-result", 0);
@@ -60,7 +56,6 @@ void build(PlanBuilder& b, const CollectiveArgs& a, const Group& g, const BuildO
     if (result.count) b.recv(g.rank(g.me + 1), result, 0);
   } else {
     if (folded) {
-      const Slice partnerBlock = rankBlock(work, g.me - 1);
       divideIfAverage(b, a, partnerBlock);
       if (partnerBlock.count) b.send(g.rank(g.me - 1), partnerBlock, 0);
     }
