@@ -7,7 +7,8 @@
 // whole communicator (the same ring algorithms). The parameters are then fitted to the very cost
 // formulas the tuner evaluates: every formula is linear in (alpha, beta, gamma), so its coefficients
 // come from evaluating it with unit parameters; beta and gamma per size make the level's curve over
-// the working set, alpha comes from the small sizes (perf/calibration_fit.h). Where the host's
+// the working set, alpha comes from the small sizes, and per size too where a ring and recursive
+// doubling and halving (p - 1 steps against log2 p) tell it from beta (perf/calibration_fit.h). Where the host's
 // processes outnumber its cores, the levels are also measured alone (one lane, one pair of ranks,
 // each node's root reducing) while the others wait, and on 2 ranks the flat level with one rank
 // receiving: what a leader composition's lanes, a tree's first round or a node reduce's root see
@@ -178,10 +179,18 @@ int calibrate(const std::string& path, int iters, int warmup) {
     if (!all && rank == 0) std::fprintf(stderr, "strata-perf --calibrate: %s\n", strataGetLastError(nullptr));
     return all == 1;
   };
+  // Beside each ring, on more than 2 ranks, recursive doubling and halving: log2 p steps for the
+  // ring's p - 1 and the same bytes, so a size's four calls tell its alpha from its beta (on 2
+  // ranks both take one step: alpha stays the small sizes').
+  const char* const kRings = "allgather=ring,reducescatter=ring";
+  const char* const kLogSteps = "allgather=recursive_doubling,reducescatter=recursive_halving";
+  const bool flatLog = size > 2, laneLog = nodes > 2;
   strataComm_t nodeComm = nullptr, laneComm = nullptr, flatComm = nullptr, pairComm = nullptr;
+  strataComm_t laneLogComm = nullptr, flatLogComm = nullptr;
   if (!init(nodeMpi, local, "allgather=fulllane,reducescatter=fulllane,reduce=leader", &nodeComm) ||
-      !init(laneMpi, 1, "allgather=ring,reducescatter=ring", &laneComm) ||
-      !init(MPI_COMM_WORLD, 1, "allgather=ring,reducescatter=ring", &flatComm) ||
+      !init(laneMpi, 1, kRings, &laneComm) || !init(MPI_COMM_WORLD, 1, kRings, &flatComm) ||
+      (laneLog && !init(laneMpi, 1, kLogSteps, &laneLogComm)) ||
+      (flatLog && !init(MPI_COMM_WORLD, 1, kLogSteps, &flatLogComm)) ||
       !init(pairMpi, 1, "allgather=ring,reducescatter=ring,broadcast=binomial", &pairComm)) {
     return 1;
   }
@@ -227,9 +236,16 @@ int calibrate(const std::string& path, int iters, int warmup) {
         ok &= measure(comm, active, hostProcesses, op, algo, level, bytes, iters, warmup, out);
       }
     };
+    // A ring's pair, and on more than 2 ranks recursive doubling's and halving's beside it.
+    auto stepPairs = [&](bool enabled, bool logToo, strataComm_t rings, strataComm_t logs, std::vector<Sample>* out) {
+      pair(enabled, rings, true, "ring", Level::kFlat, out);
+      if (!enabled || !logToo) return;
+      ok &= measure(logs, true, hostProcesses, "allgather", "recursive_doubling", Level::kFlat, bytes, iters, warmup, out);
+      ok &= measure(logs, true, hostProcesses, "reducescatter", "recursive_halving", Level::kFlat, bytes, iters, warmup, out);
+    };
     pair(allHaveTeams, nodeComm, true, "fulllane", Level::kNode, &node);
-    pair(nodes > 1, laneComm, true, "ring", Level::kFlat, &lane);
-    pair(true, flatComm, true, "ring", Level::kFlat, &flat);
+    stepPairs(nodes > 1, laneLog, laneComm, laneLogComm, &lane);
+    stepPairs(true, flatLog, flatComm, flatLogComm, &flat);
     if (nodeAlone) {
       ok &= measure(nodeComm, true, hostProcesses, "reduce", "leader", Level::kNode, bytes, iters, warmup, &nodeAlone1);
     }
@@ -345,6 +361,8 @@ int calibrate(const std::string& path, int iters, int warmup) {
   strataCommDestroy(nodeComm);
   strataCommDestroy(laneComm);
   strataCommDestroy(flatComm);
+  if (laneLogComm) strataCommDestroy(laneLogComm);
+  if (flatLogComm) strataCommDestroy(flatLogComm);
   strataCommDestroy(pairComm);
   strataCommDestroy(world);
   MPI_Comm_free(&nodeMpi);

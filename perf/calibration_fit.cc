@@ -63,15 +63,34 @@ std::array<double, N> nonNegativeFit(const std::vector<std::array<double, N + 2>
 
 double modelled(const Sample& s, const LinkCost& c) { return s.coef[0] * c.alpha + s.coef[1] * c.beta + s.coef[2] * c.gamma; }
 
+
+// Whether a size's samples tell alpha from beta: two of them whose alpha coefficients stand in
+// different ratios to their beta coefficients (a ring's p-1 steps against recursive doubling's
+// log2 p for the same bytes), and alpha's part of the time large enough to rise above the noise
+// (at least kAlphaShare of the size's time at the held alpha; beyond that the curve holds the
+// last alpha it could tell).
+constexpr double kAlphaShare = 0.1;
+bool separatesAlpha(const std::vector<const Sample*>& group, double heldAlpha) {
+  double lo = HUGE_VAL, hi = 0, share = 0;
+  for (const Sample* s : group) {
+    if (s->coef[1] <= 0) continue;
+    const double r = s->coef[0] / s->coef[1];
+    lo = std::min(lo, r), hi = std::max(hi, r);
+    share = std::max(share, s->coef[0] * heldAlpha / s->seconds);
+  }
+  return hi > 1.25 * lo && share >= kAlphaShare;
+}
+
 }  // namespace
 
 LinkCost fitLevel(const std::vector<Sample>& samples) {
   std::map<size_t, std::vector<const Sample*>> bySize;  // the curve's sizes
   std::vector<const Sample*> small;
+  double smallWorkingSet = 0;  // the largest small size's
   for (const Sample& s : samples) {
     if (s.seconds <= 0) continue;
     if (s.bytes >= kLargeBytes) bySize[s.bytes].push_back(&s);
-    else small.push_back(&s);
+    else small.push_back(&s), smallWorkingSet = std::max(smallWorkingSet, s.workingSet);
   }
   LinkCost f{0, 0, 0};
   if (bySize.empty()) {  // no curve: one alpha and beta (and gamma) for every size
@@ -82,16 +101,46 @@ LinkCost fitLevel(const std::vector<Sample>& samples) {
     return f;
   }
   for (int round = 0; round < 3; ++round) {
+    // Each size: beta and gamma with alpha held at the small sizes', or all three where its
+    // samples tell alpha apart (then the curve carries alpha: from the small sizes' up to its
+    // first point, held from the last size that told it).
     f.curve = BandwidthCurve{};
+    double held = f.alpha;
+    bool anySeparated = false;
     for (const auto& [bytes, group] : bySize) {
-      std::vector<std::array<double, 4>> rows;
       double workingSet = 0;
-      for (const Sample* s : group) {
-        rows.push_back({s->coef[1], s->coef[2], s->seconds - s->coef[0] * f.alpha, 1 / (s->seconds * s->seconds)});
-        workingSet += s->workingSet / static_cast<double>(group.size());
+      for (const Sample* s : group) workingSet += s->workingSet / static_cast<double>(group.size());
+      BandwidthCurve::Point pt{workingSet, 0, 0, held};
+      if (round > 0 && separatesAlpha(group, held)) {
+        std::vector<std::array<double, 5>> rows;
+        for (const Sample* s : group) rows.push_back({s->coef[0], s->coef[1], s->coef[2], s->seconds, 1 / (s->seconds * s->seconds)});
+        const std::array<double, 3> x = nonNegativeFit<3>(rows);
+        // Noise that pins alpha at an edge leaves it within reason: 1/4 to 4x the small sizes'.
+        pt.alpha = held = std::clamp(x[0], f.alpha / 4, f.alpha * 4), pt.beta = x[1], pt.gamma = x[2];
+        if (pt.alpha != x[0]) {  // beta and gamma again, at the alpha kept
+          std::vector<std::array<double, 4>> held2;
+          for (const Sample* s : group) held2.push_back({s->coef[1], s->coef[2], s->seconds - s->coef[0] * held, 1 / (s->seconds * s->seconds)});
+          const std::array<double, 2> y = nonNegativeFit<2>(held2);
+          pt.beta = y[0], pt.gamma = y[1];
+        }
+        anySeparated = true;
+      } else {
+        std::vector<std::array<double, 4>> rows;
+        for (const Sample* s : group) {
+          rows.push_back({s->coef[1], s->coef[2], s->seconds - s->coef[0] * held, 1 / (s->seconds * s->seconds)});
+        }
+        const std::array<double, 2> x = nonNegativeFit<2>(rows);
+        pt.beta = x[0], pt.gamma = x[1];
       }
-      const std::array<double, 2> x = nonNegativeFit<2>(rows);
-      f.curve.add({workingSet, x[0], x[1]});
+      f.curve.add(pt);
+    }
+    if (anySeparated && !small.empty() && smallWorkingSet < f.curve.points[0].workingSet) {
+      // The small sizes' alpha up to the largest of them, the first point's beta and gamma held.
+      const BandwidthCurve::Point& first = f.curve.points[0];
+      f.curve.add({smallWorkingSet, first.beta, first.gamma, f.alpha});
+    }
+    if (!anySeparated) {
+      for (size_t k = 0; k < f.curve.size; ++k) f.curve.points[k].alpha = -1;
     }
     f.beta = f.curve.points[0].beta;
     f.gamma = f.curve.points[0].gamma;
@@ -101,6 +150,7 @@ LinkCost fitLevel(const std::vector<Sample>& samples) {
       rows.push_back({s->coef[0], s->seconds - s->coef[1] * c.beta - s->coef[2] * c.gamma, 1 / (s->seconds * s->seconds)});
     }
     f.alpha = nonNegativeFit<1>(rows)[0];
+    if (f.curve.carriesAlpha() && f.curve.points[0].workingSet == smallWorkingSet) f.curve.points[0].alpha = f.alpha;
   }
   return f;
 }
@@ -128,19 +178,35 @@ HostShare fitAlone(const std::vector<Sample>& alone, const LinkCost& busy, doubl
                            1 / (s.seconds * s.seconds)});
     }
     if (!smallRows.empty()) h.alpha = std::clamp(nonNegativeFit<1>(smallRows)[0], 0.02, 4.0);
-    std::map<size_t, std::array<double, 3>> bySize;  // bytes -> (alone seconds less alpha, busy byte costs, working set)
+    // Where the busy curve carries alpha, the one alone stays the small sizes' (what grows with the
+    // size is a busy host's: its processes' turns on the cores), so its ratio is per working set.
+    auto alphaRatio = [&](const LinkCost& c) {
+      return plain.curve.carriesAlpha() && c.alpha > 0 ? h.alpha * plain.alpha / c.alpha : -1.0;
+    };
+    std::map<size_t, std::array<double, 4>> bySize;  // bytes -> (alone seconds less alpha, busy byte costs, working set, alpha ratio)
     for (const Sample& s : alone) {
       if (s.seconds <= 0 || s.bytes < kLargeBytes) continue;
       const LinkCost c = plain.forWorkingSet(s.workingSet);
-      std::array<double, 3>& acc = bySize[s.bytes];
-      acc[0] += s.seconds - h.alpha * s.coef[0] * c.alpha;
+      std::array<double, 4>& acc = bySize[s.bytes];
+      acc[3] = alphaRatio(c);
+      acc[0] += s.seconds - (acc[3] >= 0 ? acc[3] : h.alpha) * s.coef[0] * c.alpha;
       acc[1] += s.coef[1] * c.beta + s.coef[2] * c.gamma;
       acc[2] = s.workingSet;
     }
     h.ratios = BandwidthCurve{};
     for (const auto& [bytes, acc] : bySize) {
       const double r = acc[1] > 0 ? std::clamp(acc[0] / acc[1], 0.02, 4.0) : 1.0;
-      h.ratios.add({acc[2], r, r});
+      h.ratios.add({acc[2], r, r, acc[3]});
+    }
+    if (h.ratios.carriesAlpha()) {  // the small sizes' ratio up to the largest of them, as the busy curve
+      double smallWorkingSet = 0;
+      for (const Sample& s : alone) {
+        if (s.seconds > 0 && s.bytes < kLargeBytes) smallWorkingSet = std::max(smallWorkingSet, s.workingSet);
+      }
+      const BandwidthCurve::Point first = h.ratios.points[0];
+      if (smallWorkingSet > 0 && smallWorkingSet < first.workingSet) {
+        h.ratios.add({smallWorkingSet, first.beta, first.gamma, h.alpha});
+      }
     }
   }
   return h;
@@ -163,6 +229,7 @@ void report(const char* level, const LinkCost& fitted, const std::vector<Sample>
   std::printf("#   %-5s alpha %7.3f us; beta/gamma by the working set:", level, fitted.alpha * 1e6);
   for (const BandwidthCurve::Point& p : fitted.curve) {
     std::printf("  %.0f KiB %.2f/%.2f GB/s", p.workingSet / 1024, rate(p.beta), rate(p.gamma));
+    if (fitted.curve.carriesAlpha()) std::printf(" %.2f us", p.alpha * 1e6);
   }
   if (fitted.curve.empty()) std::printf("  %.2f/%.2f GB/s", rate(fitted.beta), rate(fitted.gamma));
   std::printf("\n");
@@ -173,7 +240,10 @@ void reportAlone(const char* level, const LinkCost& fitted, const std::vector<Sa
   const HostShare& h = fitted.alone;
   std::printf("#   %-5s alone (%.0f%% of the processes busy): alpha x%.2f; beta/gamma of busy by the working set:", level,
               h.share * 100, h.alpha);
-  for (const BandwidthCurve::Point& p : h.ratios) std::printf("  %.0f KiB x%.2f/x%.2f", p.workingSet / 1024, p.beta, p.gamma);
+  for (const BandwidthCurve::Point& p : h.ratios) {
+    std::printf("  %.0f KiB x%.2f/x%.2f", p.workingSet / 1024, p.beta, p.gamma);
+    if (h.ratios.carriesAlpha()) std::printf(" alpha x%.2f", p.alpha);
+  }
   std::printf("\n");
   printSamples(samples, fitted, h.share);
 }

@@ -21,16 +21,22 @@ struct Sample {
   std::string what;
 };
 
-// The level's parameters. Each size from 64 KiB up is a point of the curve: its beta and gamma
+// The level's parameters. Each size from 32 KiB up is a point of the curve: its beta and gamma
 // from that size's samples alone (a reduce-scatter and an allgather move the same bytes by
 // formulas whose alpha and beta terms agree, and the reduce-scatter also reduces them), so the
 // level's speed may change from size to size as the machine's caches make it. Alpha comes from the
-// smaller sizes with the curve held; twice round.
+// smaller sizes with the curve held; three times round. Where a size's samples include algorithms
+// of different step counts for the same bytes (a ring and recursive doubling on more than 2 ranks)
+// and alpha is a tenth of its time or more, that size fits its own alpha too (within 1/4 to 4x the
+// small sizes'), and the curve carries alpha: the small sizes' up to the largest of them, each
+// such size's, held from the last one to the end.
 // The result's beta and gamma are its curve's first point's.
 LinkCost fitLevel(const std::vector<Sample>& samples);
 // The level measured alone (`alone`: the share `share` of the host's processes busy; each
 // sample's working set that of the call with every process busy, as the busy samples') against
-// its busy fit: alpha, and beta and gamma per working set, as fractions of the busy ones.
+// its busy fit: alpha, and beta and gamma per working set, as fractions of the busy ones (and
+// alpha per working set where the busy curve carries alpha: the small sizes' alpha alone, over the
+// busy alpha there).
 HostShare fitAlone(const std::vector<Sample>& alone, const LinkCost& busy, double share);
 // Prints the fitted parameters and, per sample, the measurement against the fitted model; the
 // alone samples priced at the level's share (fitted.alone).

@@ -17,10 +17,15 @@ namespace strata {
 // level's beta and gamma are a curve over the call's working set (every process of the host: send
 // and receive buffers), measured by calibration at sizes 2x apart and interpolated linearly in
 // log(working set) between its points, held at the end points beyond them.
+// A curve may also carry alpha, at every point or at none: a host's per-message cost changes with
+// the size too (8 processes on 2 cores pay a step's scheduling at 64 KiB, 2x the small messages'
+// alpha, while their bytes move faster than a beta read off ring algorithms alone would say), and
+// a calibration that times algorithms of different step counts at one size separates the two.
 struct BandwidthCurve {
   static constexpr size_t kMaxPoints = 16;
   struct Point {
     double workingSet = 0, beta = 0, gamma = 0;
+    double alpha = -1;  // < 0: the curve carries no alpha
   };
   std::array<Point, kMaxPoints> points{};  // the first `size`, by working set
   size_t size = 0;
@@ -43,16 +48,21 @@ struct BandwidthCurve {
     points[k] = p;
     return true;
   }
-  // Beta and gamma at working set `ws` (the curve must not be empty).
-  void read(double ws, double* beta, double* gamma) const {
+  bool carriesAlpha() const { return size > 0 && points[0].alpha >= 0; }
+  // Beta and gamma at working set `ws` (the curve must not be empty), and alpha where the curve
+  // carries it (`alpha` is left alone where it does not).
+  void read(double ws, double* beta, double* gamma, double* alpha = nullptr) const {
     const Point& first = points[0];
     const Point& last = points[size - 1];
+    const bool withAlpha = alpha != nullptr && carriesAlpha();
     if (ws <= first.workingSet || size == 1) {
       *beta = first.beta, *gamma = first.gamma;
+      if (withAlpha) *alpha = first.alpha;
       return;
     }
     if (ws >= last.workingSet) {
       *beta = last.beta, *gamma = last.gamma;
+      if (withAlpha) *alpha = last.alpha;
       return;
     }
     size_t k = 1;
@@ -62,6 +72,7 @@ struct BandwidthCurve {
     const double t = std::log(ws / lo.workingSet) / std::log(hi.workingSet / lo.workingSet);
     *beta = lo.beta + t * (hi.beta - lo.beta);
     *gamma = lo.gamma + t * (hi.gamma - lo.gamma);
+    if (withAlpha) *alpha = lo.alpha + t * (hi.alpha - lo.alpha);
   }
 };
 
@@ -80,7 +91,9 @@ struct BandwidthCurve {
 struct HostShare {
   double share = 1;     // 1: never measured alone (the costs do not depend on the share)
   double alpha = 1;     // alpha alone, as a fraction of busy
-  BandwidthCurve ratios;  // per working set: beta and gamma alone as fractions of busy (empty: 1)
+  // Per working set: beta and gamma alone as fractions of busy (empty: 1), and alpha's where the
+  // busy curve carries alpha (alone, alpha keeps the small sizes' value while the busy one grows).
+  BandwidthCurve ratios;
 
   // The factors on the busy alpha, beta and gamma of a call of working set `ws` when the share `s`
   // of the processes is busy.
@@ -88,9 +101,9 @@ struct HostShare {
     *fa = *fb = *fg = 1;
     if (share >= 1) return;
     const double w = std::clamp((s - share) / (1 - share), 0.0, 1.0);
-    double rb = 1, rg = 1;
-    if (!ratios.empty()) ratios.read(ws, &rb, &rg);
-    *fa = alpha + (1 - alpha) * w;
+    double rb = 1, rg = 1, ra = alpha;
+    if (!ratios.empty()) ratios.read(ws, &rb, &rg, &ra);
+    *fa = ra + (1 - ra) * w;
     *fb = rb + (1 - rb) * w;
     *fg = rg + (1 - rg) * w;
   }
@@ -119,7 +132,7 @@ struct LinkCost {
   LinkCost forWorkingSet(double ws) const {
     LinkCost out = atShare(1 / share);  // every process busy again
     out.workingSet = ws;
-    if (!curve.empty()) curve.read(ws, &out.beta, &out.gamma);
+    if (!curve.empty()) curve.read(ws, &out.beta, &out.gamma, &out.alpha);
     return out;
   }
   // The costs of a phase that keeps the share `s` (0 < s <= 1) of the processes these costs assume

@@ -4,6 +4,8 @@
 // its reduction's price; a level measured alone gives its fractions of the busy costs back.
 #include <gtest/gtest.h>
 
+#include <initializer_list>
+#include <string>
 #include <vector>
 
 #include "kernels/plan/node_costs.h"
@@ -53,6 +55,76 @@ TEST(CalibrationFit, ExactSamplesGiveTheirParametersBack) {
     EXPECT_NEAR(p.gamma / at.gamma, 1, 0.01) << p.workingSet;
   }
   EXPECT_DOUBLE_EQ(f.beta, f.curve.points[0].beta);
+  EXPECT_FALSE(f.curve.carriesAlpha()) << "2 members' calls have one alpha per beta: alpha is the small sizes'";
+}
+
+// A flat level of 8 ranks whose per-message cost doubles from 32 KiB up (as 8 processes on 2 cores
+// do), measured with a ring (7 steps) and recursive doubling and halving (3 steps) at each size:
+// the fit tells the two apart where alpha is a tenth of the time or more, and holds the last alpha
+// it told beyond; the small sizes keep theirs.
+const int kRanks = 8;
+double alphaAt(double m) { return m < (32 << 10) ? 4e-6 : 8e-6; }
+double betaAt(double m) { return m <= (128 << 10) ? 5e-10 : 1e-9; }
+constexpr double kGamma = 2e-10;
+
+// Ring and recursive-doubling calls at each size (`stepCounts`: their steps) on kRanks ranks, their
+// alpha times `alphaScale` (its small sizes' value at every size with `alphaFlat`), their bytes'
+// cost times `byteScale`.
+std::vector<Sample> stepSamples(std::initializer_list<int> stepCounts, double alphaScale = 1, bool alphaFlat = false,
+                                double byteScale = 1) {
+  const int p = kRanks;
+  std::vector<Sample> samples;
+  for (size_t bytes : kSizes) {
+    const double m = static_cast<double>(bytes);
+    for (const int steps : stepCounts) {
+      for (const bool reduces : {false, true}) {
+        Sample s;
+        s.coef = {static_cast<double>(steps), (p - 1.0) / p * m, reduces ? (p - 1.0) / p * m : 0};
+        s.seconds = s.coef[0] * alphaScale * (alphaFlat ? alphaAt(0) : alphaAt(m)) +
+                    byteScale * (s.coef[1] * betaAt(m) + s.coef[2] * kGamma);
+        s.bytes = bytes;
+        s.workingSet = p * 2 * m;
+        s.what = std::to_string(steps) + (reduces ? " reducescatter " : " allgather ") + std::to_string(bytes);
+        samples.push_back(s);
+      }
+    }
+  }
+  return samples;
+}
+
+TEST(CalibrationFit, AlgorithmsOfDifferentStepCountsSeparateAlphaPerSize) {
+  const int p = kRanks;
+  const LinkCost f = fitLevel(stepSamples({p - 1, 3}));
+  EXPECT_NEAR(f.alpha / 4e-6, 1, 0.01);
+  ASSERT_TRUE(f.curve.carriesAlpha());
+  for (size_t bytes : kSizes) {
+    const double m = static_cast<double>(bytes);
+    const LinkCost at = f.forWorkingSet(p * 2 * m);
+    if (bytes < (32 << 10)) {
+      EXPECT_NEAR(at.alpha / 4e-6, 1, 0.01) << bytes << ": the small sizes' alpha";
+      continue;
+    }
+    EXPECT_NEAR(at.alpha / 8e-6, 1, 0.01) << bytes;
+    EXPECT_NEAR(at.beta / betaAt(m), 1, 0.01) << bytes;
+    EXPECT_NEAR(at.gamma / kGamma, 1, 0.01) << bytes;
+  }
+}
+
+// A pair of the 8 ranks alone (one step) whose alpha stays the small sizes' x1.5 at every size and
+// whose bytes move at half the busy cost: the fit's alone ratios give both back, alpha's per
+// working set against the busy curve's.
+TEST(CalibrationFit, AloneAlphaStaysTheSmallSizesWhereTheBusyOneGrows) {
+  const LinkCost busy = fitLevel(stepSamples({kRanks - 1, 3}));
+  LinkCost f = busy;
+  f.alone = fitAlone(stepSamples({1}, 1.5, true, 0.5), busy, 0.25);
+  ASSERT_TRUE(f.alone.ratios.carriesAlpha());
+  EXPECT_NEAR(f.alone.alpha, 1.5, 0.01);
+  for (const Sample& s : stepSamples({1}, 1.5, true, 0.5)) {
+    const LinkCost c = f.forWorkingSet(s.workingSet).atShare(0.25);
+    EXPECT_NEAR(c.alpha / (1.5 * alphaAt(0)), 1, 0.01) << s.what;
+    const double model = s.coef[0] * c.alpha + s.coef[1] * c.beta + s.coef[2] * c.gamma;
+    EXPECT_NEAR(model / s.seconds, 1, 0.01) << s.what;
+  }
 }
 
 TEST(CalibrationFit, GammaSurvivesALevelWhoseSpeedDriftsBetweenSizes) {

@@ -160,6 +160,41 @@ TEST(CostModel, TheCurveInterpolatesInTheLogOfTheWorkingSet) {
   EXPECT_FALSE(BandwidthCurve{}.add({0, 1, 1})) << "so does a working set of 0 bytes";
 }
 
+// A curve that carries alpha reads it like beta (held below and above, linear in the log between);
+// one that does not leaves the level's alpha alone; reading twice changes nothing.
+TEST(CostModel, ACurveMayCarryAlpha) {
+  LinkCost c{4e-6, 9e-9, 9e-9};
+  c.curve = BandwidthCurve::of({{1000, 1e-10, 1e-11, 4e-6}, {4000, 2e-10, 1e-11, 8e-6}});
+  EXPECT_TRUE(c.curve.carriesAlpha());
+  EXPECT_DOUBLE_EQ(c.forWorkingSet(10).alpha, 4e-6);
+  EXPECT_NEAR(c.forWorkingSet(2000).alpha, 6e-6, 1e-18);
+  EXPECT_DOUBLE_EQ(c.forWorkingSet(1e9).alpha, 8e-6);
+  EXPECT_NEAR(c.forWorkingSet(1e9).forWorkingSet(2000).alpha, 6e-6, 1e-18) << "a read is not read again";
+  c.curve = BandwidthCurve::of({{1000, 1e-10, 1e-11}, {4000, 2e-10, 1e-11}});
+  EXPECT_FALSE(c.curve.carriesAlpha());
+  EXPECT_DOUBLE_EQ(c.forWorkingSet(2000).alpha, 4e-6);
+  // Through the file: alpha@W at every point, or the file is refused.
+  CostParams p = defaultCostParams();
+  p.flat = LinkCost{4e-6, 1e-10, 1e-11};
+  p.flat.curve = BandwidthCurve::of({{1000, 1e-10, 1e-11, 4e-6}, {4000, 2e-10, 1e-11, 8e-6}});
+  const std::string path = tempPath("strata_costs_alpha.txt");
+  ASSERT_TRUE(saveCostParams(path, p).ok());
+  CostParams q;
+  Status s = loadCostParams(path, &q);
+  ASSERT_TRUE(s.ok()) << s.message();
+  ASSERT_TRUE(q.flat.curve.carriesAlpha());
+  EXPECT_NEAR(q.flat.curve.points[1].alpha, 8e-6, 1e-18);
+  EXPECT_FALSE(q.node.curve.carriesAlpha());
+  {
+    std::ofstream f(path);
+    f << "flat.beta@1000 1e-10\nflat.gamma@1000 1e-11\nflat.alpha@1000 4e-6\nflat.beta@4000 2e-10\nflat.gamma@4000 1e-11\n";
+  }
+  s = loadCostParams(path, &q);
+  EXPECT_EQ(s.code(), strataInvalidArgument);
+  EXPECT_NE(s.message().find("at every point of the curve or at none"), std::string::npos) << s.message();
+  std::remove(path.c_str());
+}
+
 // The host share: the costs alone at the share measured alone, the busy costs with every process
 // busy, linear in the share between; shares compose; a level never measured alone ignores them.
 TEST(CostModel, AShareOfTheHostBusyIsPricedBetweenAloneAndBusy) {
