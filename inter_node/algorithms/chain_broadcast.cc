@@ -43,10 +43,11 @@ void build(PlanBuilder& b, const CollectiveArgs& a, const Group& g, const BuildO
 
 double cost(const CollectiveArgs& a, int p, const LinkCost& c) {
   if (p == 1) return 0;
-  const LinkCost k = broadcastPipelineLink(c, p);
   BuildOptions opt;
-  opt.link = k;
-  return pipelineTime(p - 1, 1, k, callBytes(a), blocksFor(a, p, k, opt));
+  opt.link = broadcastPipelineLink(c, p);
+  const size_t M = blocksFor(a, p, opt.link, opt);
+  const double rounds = p - 1.0 + static_cast<double>(M) - 1;
+  return pipelineTime(p - 1, 1, broadcastRoundsLink(c, p, static_cast<double>(M), rounds), callBytes(a), M);
 }
 
 }  // namespace

@@ -82,11 +82,12 @@ void build(PlanBuilder& b, const CollectiveArgs& a, const Group& g, const BuildO
 double cost(const CollectiveArgs& a, int p, const LinkCost& c) {
   const int q = ceilLog2(p);
   if (q == 0) return 0;
-  const LinkCost k = broadcastPipelineLink(c, p);
   BuildOptions opt;
-  opt.link = k;
-  const size_t M = blocksFor(a, q, k, opt);
-  return (static_cast<double>(M) - 1 + q) * (k.alpha + k.beta * callBytes(a) / static_cast<double>(M));
+  opt.link = broadcastPipelineLink(c, p);
+  const size_t M = blocksFor(a, q, opt.link, opt);
+  const double rounds = static_cast<double>(M) - 1 + q;
+  const LinkCost k = broadcastRoundsLink(c, p, static_cast<double>(M), rounds);
+  return rounds * (k.alpha + k.beta * callBytes(a) / static_cast<double>(M));
 }
 
 }  // namespace

@@ -39,11 +39,12 @@ void build(PlanBuilder& b, const CollectiveArgs& a, const Group& g, const BuildO
 
 double cost(const CollectiveArgs& a, int p, const LinkCost& c) {
   const BinaryTree tree = heapTree(p);
-  const LinkCost k = broadcastPipelineLink(c, p);
   BuildOptions opt;
-  opt.link = k;
+  opt.link = broadcastPipelineLink(c, p);
   const int fan = heapTreeFanout(p);
-  return treePipelineTime(callBytes(a), tree.depth, k, treePipelineBlocks(a, callBytes(a), tree.depth, opt, fan), fan);
+  const size_t M = treePipelineBlocks(a, callBytes(a), tree.depth, opt, fan);
+  const double rounds = fan * tree.depth + fan * (static_cast<double>(M) - 1);
+  return treePipelineTime(callBytes(a), tree.depth, broadcastRoundsLink(c, p, static_cast<double>(M), rounds), M, fan);
 }
 
 }  // namespace

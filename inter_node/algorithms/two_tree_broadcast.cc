@@ -61,11 +61,12 @@ void build(PlanBuilder& b, const CollectiveArgs& a, const Group& g, const BuildO
 double cost(const CollectiveArgs& a, int p, const LinkCost& c) {
   if (p == 1) return 0;
   const TwoTree tt = makeTwoTree(p);
-  const LinkCost k = broadcastPipelineLink(c, p);
   BuildOptions opt;
-  opt.link = k;
+  opt.link = broadcastPipelineLink(c, p);
   const size_t M = blocksPerHalf(a, tt.depth, opt);
-  return treePipelineTime(callBytes(a) / 2, tt.depth, k, M);
+  // Both trees at once: every rank receives each block of both halves.
+  const double rounds = 2 * tt.depth + 2 * (static_cast<double>(M) - 1);
+  return treePipelineTime(callBytes(a) / 2, tt.depth, broadcastRoundsLink(c, p, static_cast<double>(M), rounds, 2), M);
 }
 
 }  // namespace

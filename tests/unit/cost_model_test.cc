@@ -233,6 +233,14 @@ TEST(CostModel, TheHostShareCountsReceivers) {
   EXPECT_DOUBLE_EQ(binomialRound(c, 0, 8).beta, 2e-10) << "1 of 8, below the share measured: alone";
   EXPECT_DOUBLE_EQ(binomialRound(c, 2, 8).beta, 2e-10) << "4 of 8 receive: the share measured alone";
   EXPECT_DOUBLE_EQ(broadcastPipelineLink(c, 8).beta, (2 + 2 * 0.75) * 1e-10) << "7 of 8: three quarters of the way to busy";
+  // A pipeline's rounds at the receivers they keep busy on average.
+  EXPECT_DOUBLE_EQ(broadcastRoundsLink(c, 8, 1, 7).beta, 2e-10) << "one block down a chain of 8: one receiver at a time";
+  EXPECT_DOUBLE_EQ(broadcastRoundsLink(c, 8, 1000, 1006).beta, (2 + 2 * (7000.0 / 1006 / 8 - 0.5) / 0.5) * 1e-10)
+      << "a thousand blocks: nearly the steady state";
+  EXPECT_DOUBLE_EQ(broadcastRoundsLink(c, 8, 1000, 2004).beta, 2e-10)
+      << "a binary tree's block every second round: half of the 7 at once, under the share measured alone";
+  EXPECT_DOUBLE_EQ(broadcastRoundsLink(c, 8, 1000, 1006, 2).beta, broadcastPipelineLink(c, 8).beta) << "at most p - 1";
+  EXPECT_DOUBLE_EQ(broadcastRoundsLink(c, 2, 5, 5).beta, broadcastPipelineLink(c, 2).beta);
 }
 
 }  // namespace
