@@ -68,8 +68,11 @@ double modelled(const Sample& s, const LinkCost& c) { return s.coef[0] * c.alpha
 // different ratios to their beta coefficients (a ring's p-1 steps against recursive doubling's
 // log2 p for the same bytes), and alpha's part of the time large enough to rise above the noise
 // (at least kAlphaShare of the size's time at the held alpha; beyond that the curve holds the
-// last alpha it could tell).
-constexpr double kAlphaShare = 0.1;
+// last alpha it could tell). Alpha comes from the two algorithms' difference, (p-1 - log2 p)
+// alphas: on 8 ranks 4 of the ring's 7, so a 5% noise on the times is a 5% / (4/7 share) error on
+// alpha, 35% at a share of 1/4 and 90% at 1/10 (on the development VM a tenth let 1 MiB fit
+// alphas from 1.2 to 19 us from one calibration to the next; a quarter stops at 256 KiB).
+constexpr double kAlphaShare = 0.25;
 bool separatesAlpha(const std::vector<const Sample*>& group, double heldAlpha) {
   double lo = HUGE_VAL, hi = 0, share = 0;
   for (const Sample* s : group) {

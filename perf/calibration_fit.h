@@ -27,7 +27,7 @@ struct Sample {
 // level's speed may change from size to size as the machine's caches make it. Alpha comes from the
 // smaller sizes with the curve held; three times round. Where a size's samples include algorithms
 // of different step counts for the same bytes (a ring and recursive doubling on more than 2 ranks)
-// and alpha is a tenth of its time or more, that size fits its own alpha too (within 1/4 to 4x the
+// and alpha is a quarter of its time or more, that size fits its own alpha too (within 1/4 to 4x the
 // small sizes'), and the curve carries alpha: the small sizes' up to the largest of them, each
 // such size's, held from the last one to the end.
 // The result's beta and gamma are its curve's first point's.

@@ -60,7 +60,7 @@ TEST(CalibrationFit, ExactSamplesGiveTheirParametersBack) {
 
 // A flat level of 8 ranks whose per-message cost doubles from 32 KiB up (as 8 processes on 2 cores
 // do), measured with a ring (7 steps) and recursive doubling and halving (3 steps) at each size:
-// the fit tells the two apart where alpha is a tenth of the time or more, and holds the last alpha
+// the fit tells the two apart where alpha is a quarter of the time or more, and holds the last alpha
 // it told beyond; the small sizes keep theirs.
 const int kRanks = 8;
 double alphaAt(double m) { return m < (32 << 10) ? 4e-6 : 8e-6; }
