@@ -63,7 +63,6 @@ std::array<double, N> nonNegativeFit(const std::vector<std::array<double, N + 2>
 
 double modelled(const Sample& s, const LinkCost& c) { return s.coef[0] * c.alpha + s.coef[1] * c.beta + s.coef[2] * c.gamma; }
 
-
 // Whether a size's samples tell alpha from beta: two of them whose alpha coefficients stand in
 // different ratios to their beta coefficients (a ring's p-1 steps against recursive doubling's
 // log2 p for the same bytes), and alpha's part of the time large enough to rise above the noise
@@ -84,17 +83,27 @@ bool separatesAlpha(const std::vector<const Sample*>& group, double heldAlpha) {
   return hi > 1.25 * lo && share >= kAlphaShare;
 }
 
+// The working set of the largest size below the curve's (0 without one): where a curve that
+// carries alpha hands over to the small sizes' alpha.
+double smallWorkingSetOf(const std::vector<Sample>& samples) {
+  double ws = 0;
+  for (const Sample& s : samples) {
+    if (s.seconds > 0 && s.bytes < kLargeBytes) ws = std::max(ws, s.workingSet);
+  }
+  return ws;
+}
+
 }  // namespace
 
 LinkCost fitLevel(const std::vector<Sample>& samples) {
   std::map<size_t, std::vector<const Sample*>> bySize;  // the curve's sizes
   std::vector<const Sample*> small;
-  double smallWorkingSet = 0;  // the largest small size's
   for (const Sample& s : samples) {
     if (s.seconds <= 0) continue;
     if (s.bytes >= kLargeBytes) bySize[s.bytes].push_back(&s);
-    else small.push_back(&s), smallWorkingSet = std::max(smallWorkingSet, s.workingSet);
+    else small.push_back(&s);
   }
+  const double smallWorkingSet = smallWorkingSetOf(samples);
   LinkCost f{0, 0, 0};
   if (bySize.empty()) {  // no curve: one alpha and beta (and gamma) for every size
     std::vector<std::array<double, 5>> rows;
@@ -113,31 +122,23 @@ LinkCost fitLevel(const std::vector<Sample>& samples) {
     for (const auto& [bytes, group] : bySize) {
       double workingSet = 0;
       for (const Sample* s : group) workingSet += s->workingSet / static_cast<double>(group.size());
-      BandwidthCurve::Point pt{workingSet, 0, 0, held};
       if (round > 0 && separatesAlpha(group, held)) {
         std::vector<std::array<double, 5>> rows;
         for (const Sample* s : group) rows.push_back({s->coef[0], s->coef[1], s->coef[2], s->seconds, 1 / (s->seconds * s->seconds)});
-        const std::array<double, 3> x = nonNegativeFit<3>(rows);
         // Noise that pins alpha at an edge leaves it within reason: 1/4 to 4x the small sizes'.
-        pt.alpha = held = std::clamp(x[0], f.alpha / 4, f.alpha * 4), pt.beta = x[1], pt.gamma = x[2];
-        if (pt.alpha != x[0]) {  // beta and gamma again, at the alpha kept
-          std::vector<std::array<double, 4>> held2;
-          for (const Sample* s : group) held2.push_back({s->coef[1], s->coef[2], s->seconds - s->coef[0] * held, 1 / (s->seconds * s->seconds)});
-          const std::array<double, 2> y = nonNegativeFit<2>(held2);
-          pt.beta = y[0], pt.gamma = y[1];
-        }
+        held = std::clamp(nonNegativeFit<3>(rows)[0], f.alpha / 4, f.alpha * 4);
         anySeparated = true;
-      } else {
-        std::vector<std::array<double, 4>> rows;
-        for (const Sample* s : group) {
-          rows.push_back({s->coef[1], s->coef[2], s->seconds - s->coef[0] * held, 1 / (s->seconds * s->seconds)});
-        }
-        const std::array<double, 2> x = nonNegativeFit<2>(rows);
-        pt.beta = x[0], pt.gamma = x[1];
       }
-      f.curve.add(pt);
+      // Beta and gamma at the alpha kept (where it was fitted and not clamped, the same as the
+      // three-parameter fit's).
+      std::vector<std::array<double, 4>> rows;
+      for (const Sample* s : group) {
+        rows.push_back({s->coef[1], s->coef[2], s->seconds - s->coef[0] * held, 1 / (s->seconds * s->seconds)});
+      }
+      const std::array<double, 2> x = nonNegativeFit<2>(rows);
+      f.curve.add({workingSet, x[0], x[1], held});
     }
-    if (anySeparated && !small.empty() && smallWorkingSet < f.curve.points[0].workingSet) {
+    if (anySeparated && smallWorkingSet > 0 && smallWorkingSet < f.curve.points[0].workingSet) {
       // The small sizes' alpha up to the largest of them, the first point's beta and gamma held.
       const BandwidthCurve::Point& first = f.curve.points[0];
       f.curve.add({smallWorkingSet, first.beta, first.gamma, f.alpha});
@@ -202,10 +203,7 @@ HostShare fitAlone(const std::vector<Sample>& alone, const LinkCost& busy, doubl
       h.ratios.add({acc[2], r, r, acc[3]});
     }
     if (h.ratios.carriesAlpha()) {  // the small sizes' ratio up to the largest of them, as the busy curve
-      double smallWorkingSet = 0;
-      for (const Sample& s : alone) {
-        if (s.seconds > 0 && s.bytes < kLargeBytes) smallWorkingSet = std::max(smallWorkingSet, s.workingSet);
-      }
+      const double smallWorkingSet = smallWorkingSetOf(alone);
       const BandwidthCurve::Point first = h.ratios.points[0];
       if (smallWorkingSet > 0 && smallWorkingSet < first.workingSet) {
         h.ratios.add({smallWorkingSet, first.beta, first.gamma, h.alpha});
