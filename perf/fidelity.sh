@@ -32,17 +32,18 @@ for ((round = 1; round <= rounds; ++round)); do
     rpn=${shape#*x}
     env=()
     [ "$rpn" = 1 ] || env=(-x "STRATA_RANKS_PER_NODE=$rpn")
-    cal="$out/calibration_${shape}_$round.machine"
-    mpiexec -n "$np" "${env[@]}" "$perf" --calibrate "$cal" -b 0 -e 0 > "$out/calibration_${shape}_$round.txt" 2>&1
-    mpiexec -n "$np" "${env[@]}" -x "STRATA_TOPO_FILE=$cal" "$perf" "${sweep[@]}" \
-      --csv "$out/auto_${shape}_$round.csv" > "$out/auto_${shape}_$round.txt" 2>&1
-    # The algorithms one after another (--sequential), each timed after its own warm-up: interleaved
-    # iteration by iteration, each call ran in what another algorithm had left behind (8 processes
-    # on 2 cores: a 4 MiB ring allreduce took 13.3 ms among four algorithms, 7.7 ms alone; a 2-rank
-    # 1 MiB ring reduce-scatter 96 us against 50 us), a regime neither calibration nor the tuner's
-    # choice, timed alone, is measured in. The rounds interleave what the machine's drift would bias.
-    mpiexec -n "$np" "${env[@]}" -x "STRATA_TOPO_FILE=$cal" "$perf" "${sweep[@]}" --algo all --sequential \
-      --csv "$out/all_${shape}_$round.csv" > "$out/all_${shape}_$round.txt" 2>&1
+    # Calibration, then in the same processes the tuner's choice (auto) and every algorithm, one
+    # after another (--sequential), each timed after its own warm-up. The same processes: on the
+    # development VM a fresh process runs its first seconds slower (a 2-rank 4 MiB allgather took
+    # 15-36% longer in a new process than calibration had measured in all 13 rounds of three runs,
+    # and 5% longer when timed in the calibrating process right after it), so a separate run judged
+    # the start-up, not the model. Interleaved iteration by iteration, each call would run in what
+    # another algorithm had left behind (8 processes on 2 cores: a 4 MiB ring allreduce took
+    # 13.3 ms among four algorithms, 7.7 ms alone; a 2-rank 1 MiB ring reduce-scatter 96 us against
+    # 50 us), a regime neither calibration nor an application's repeated calls run in. The rounds
+    # interleave what the machine's drift would bias.
+    mpiexec -n "$np" "${env[@]}" "$perf" --calibrate "$out/calibration_${shape}_$round.machine" "${sweep[@]}" \
+      --algo auto,all --sequential --csv "$out/measured_${shape}_$round.csv" > "$out/measured_${shape}_$round.txt" 2>&1
     echo "[fidelity] round $round, $np ranks ($shape): done" >&2
   done
 done
@@ -51,8 +52,9 @@ python3 - "$out" "$rounds" <<'EOF' | tee "$out/fidelity.md"
 import csv, statistics, sys
 from collections import defaultdict
 out, rounds = sys.argv[1], int(sys.argv[2])
-def rows(kind, shape, r):
-    return [x for x in csv.DictReader(open(f"{out}/{kind}_{shape}_{r}.csv")) if x["inplace"] == "0"]
+def rows(kind, shape, r):  # kind auto: the tuner's choice; every: each algorithm asked by name
+    return [x for x in csv.DictReader(open(f"{out}/measured_{shape}_{r}.csv"))
+            if x["inplace"] == "0" and (x["requested"] == "auto") == (kind == "auto")]
 def size(b):
     b = int(b)
     return f"{b >> 20} MiB" if b >= 1 << 20 else f"{b >> 10} KiB"
@@ -67,7 +69,7 @@ for shape, label in (("2x1", "2 ranks"), ("8x4", "2x4")):
     for r in range(1, rounds + 1):
         for x in rows("auto", shape, r):
             auto[(x["op"], int(x["size_bytes"]))].append((x["algo"], float(x["model_us"]), float(x["time_us"])))
-        for x in rows("all", shape, r):
+        for x in rows("every", shape, r):
             every[(x["op"], int(x["size_bytes"]), x["algo"])].append(float(x["time_us"]))
     for (op, b), runs in sorted(auto.items()):
         algos = [a for a, _, _ in runs]

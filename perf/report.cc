@@ -12,6 +12,7 @@
 
 #include "hierarchy/composition.h"
 #include "inter_node/algorithms/algorithm.h"
+#include "perf/option_values.h"
 #include "perf/png_plot.h"
 #include "src/core/introspection.h"
 #include "src/tuning/device_model.h"
@@ -98,13 +99,13 @@ void writeCsv(const Options& o, const std::vector<Row>& rows) {
     std::fprintf(stderr, "strata-perf: cannot write %s\n", o.csv.c_str());
     return;
   }
-  std::fprintf(f, "impl,op,algo,ranks,size_bytes,count,type,redop,root,inplace,time_us,algbw_gbs,busbw_gbs,wrong,model_us\n");
+  std::fprintf(f, "impl,op,algo,ranks,size_bytes,count,type,redop,root,inplace,time_us,algbw_gbs,busbw_gbs,wrong,model_us,requested\n");
   for (const Row& r : rows) {
     if (!r.supported) continue;
     for (int ip = 0; ip < 2; ++ip) {
-      std::fprintf(f, "%s,%s,%s,%d,%zu,%zu,%s,%s,%d,%d,%.3f,%.4f,%.4f,%lld,%.3f\n", r.impl.c_str(), r.op.c_str(),
+      std::fprintf(f, "%s,%s,%s,%d,%zu,%zu,%s,%s,%d,%d,%.3f,%.4f,%.4f,%lld,%.3f,%s\n", r.impl.c_str(), r.op.c_str(),
                    r.algo.c_str(), gSize, r.bytes, r.count, r.type.c_str(), r.redop.c_str(), r.root, ip, r.time[ip],
-                   r.algbw[ip], r.busbw[ip], r.wrong[ip], r.modelUs);
+                   r.algbw[ip], r.busbw[ip], r.wrong[ip], r.modelUs, r.requested.c_str());
     }
   }
   std::fclose(f);
@@ -118,7 +119,8 @@ void writePlot(const Options& o, const std::vector<Row>& rows) {
     if (!r.supported || r.op == "barrier") continue;
     PlotSpec& spec = byOp[r.op];
     spec.title = r.op + " on " + std::to_string(gSize) + " ranks, " + r.type + ", out of place";
-    const std::string label = r.impl == "strata" ? "strata " + r.algo : r.impl;
+    // One series per variant asked for: the tuner's choice is one line (auto) whatever it chose.
+    const std::string label = r.impl == "strata" ? "strata " + r.requested : r.impl;
     auto it = std::find_if(spec.series.begin(), spec.series.end(), [&](const PlotSeries& s) { return s.label == label; });
     if (it == spec.series.end()) {
       spec.series.push_back({label, {}});
@@ -189,13 +191,15 @@ void printDeviceModel(const Options& o, const std::vector<Row>& rows, strataComm
 void printComparison(const Options& o, const std::vector<Row>& rows) {
   if (gRank != 0) return;
   const std::string subject = o.impls[0];
-  // With several algorithms, the fastest of the subject's at each size (out of place).
-  if (o.algo == "all") {
+  // With every algorithm, the fastest of the subject's at each size (out of place; the tuner's choice,
+  // where auto ran beside them, is one of them already).
+  const std::vector<std::string> asked = splitList(o.algo);
+  if (std::find(asked.begin(), asked.end(), "all") != asked.end()) {
     std::printf("#\n# fastest %s algorithm per size (out-of-place median)\n", subject.c_str());
     std::printf("#  %-13s %12s  %-22s %10s   %s\n", "op", "size(B)", "algorithm", "time(us)", "runner-up");
     std::map<std::pair<std::string, size_t>, std::vector<const Row*>> groups;
     for (const Row& r : rows) {
-      if (r.impl == subject && r.supported) groups[{r.op, r.bytes}].push_back(&r);
+      if (r.impl == subject && r.supported && r.requested != "auto") groups[{r.op, r.bytes}].push_back(&r);
     }
     for (auto& [key, g] : groups) {
       std::sort(g.begin(), g.end(), [](const Row* a, const Row* b) { return a->time[0] < b->time[0]; });

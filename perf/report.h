@@ -17,6 +17,8 @@ namespace strata::perf {
 // One size of one variant (implementation and algorithm): out of place [0], in place [1].
 struct Row {
   std::string impl, algo, op;
+  std::string requested;  // the variant asked for: an algorithm's name, auto (the tuner's choice; algo
+                          // says which it chose) or - (an MPI or NCCL baseline)
   size_t bytes = 0, count = 0;
   std::string type, redop;
   int root = -1;

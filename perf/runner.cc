@@ -86,7 +86,7 @@ std::vector<Row> Runner::measureSize(const std::vector<std::pair<std::string, st
   for (size_t v = 0; v < nv; ++v) {
     Row& row = rows[v];
     row.impl = variants[v].first;
-    row.algo = variants[v].second;
+    row.algo = row.requested = variants[v].second;
     row.op = d.name;
     row.bytes = s.reportedBytes;
     row.count = s.reportedCount;

@@ -81,9 +81,12 @@ int mainImpl(int argc, char** argv) {
     const CollectiveDescriptor& d = *findDescriptor(opName);
     std::vector<std::pair<std::string, std::string>> variants;
     for (const std::string& impl : o.impls) {
-      std::vector<std::string> algos = splitList(o.algo);
+      std::vector<std::string> algos;
+      for (const std::string& algo : splitList(o.algo)) {
+        if (algo != "all") algos.push_back(algo);
+        else for (const std::string& name : algorithmNames(d.coll)) algos.push_back(name);
+      }
       if (isMpiImpl(impl)) algos = {"-"};
-      else if (o.algo == "all") algos = algorithmNames(d.coll);
       for (const std::string& algo : algos) variants.push_back({impl, algo});
     }
     runner.run(variants, d);
