@@ -150,7 +150,9 @@ double costReduceScatterLeader(const CollectiveArgs& a, const Topology& t, const
   const int n = t.maxNodeSize(), N = t.numNodes();
   const double total = callBytes(a) * t.size;
   NestedCall call(Collective::kReduceScatter, a.count * static_cast<size_t>(n), 0, false);
-  return nodeReduceCost(total, n, c.node) + (N > 1 ? levelCost(a, call, N, representativesLink(c.lane, t)) : 0.0) +
+  // On one node the leader still copies its sums into the scatter's buffer (a level of one member).
+  return nodeReduceCost(total, n, c.node) +
+         (N > 1 ? levelCost(a, call, N, representativesLink(c.lane, t)) : oneMemberLevelCost(a, call, c.node)) +
          nodeGatherCost(callBytes(a) * n, n, c.node);
 }
 

@@ -61,7 +61,8 @@ void buildBroadcastLeader(PlanBuilder& b, const CollectiveArgs& a, const Topolog
 double costBroadcastLeader(const CollectiveArgs& a, const Topology& t, const LevelCosts& c) {
   const int n = t.maxNodeSize(), N = t.numNodes();
   NestedCall call(Collective::kBroadcast, a.count, 0, false);
-  return (N > 1 ? levelCost(a, call, N, representativesLink(c.lane, t)) : 0.0) +
+  // On one node the root still copies its send buffer into its receive buffer (a level of one member).
+  return (N > 1 ? levelCost(a, call, N, representativesLink(c.lane, t)) : oneMemberLevelCost(a, call, c.node)) +
          nodeBroadcastCost(callBytes(a), n, c.node);
 }
 

@@ -110,6 +110,13 @@ InPlaceAlias inPlaceAlias(const CollectiveArgs& a, int rank) {
   }
 }
 
+double oneRankCopyBytes(const CollectiveArgs& a) {
+  if (a.inPlace) return 0;
+  const BufferUse send = sendUse(a, 0), recv = recvUse(a, 0);
+  if (!send.used || !recv.used) return 0;
+  return static_cast<double>(std::min(send.elems, recv.elems) * a.elemSize());
+}
+
 double rankWorkingSetBytes(const CollectiveArgs& a) {
   // The root moves the most in a rooted call; every rank alike otherwise.
   const int rank = specOf(a.coll).rooted ? a.root : 0;

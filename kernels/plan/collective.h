@@ -104,6 +104,12 @@ struct InPlaceAlias {
 };
 InPlaceAlias inPlaceAlias(const CollectiveArgs& a, int rank);
 
+// Bytes a call on a communicator of one rank copies (its own data from the send buffer into the
+// receive buffer; nothing in place), which the formulas, whose terms are messages and reductions
+// between ranks, do not count: the tuner's price of a one-rank call, and a composition's level of
+// one member (a leader composition on one node).
+double oneRankCopyBytes(const CollectiveArgs& a);
+
 // Bytes of one rank's send and receive buffers together (the root's, for rooted calls): the call's
 // share of the host's memory traffic, for the cost model's cache term.
 double rankWorkingSetBytes(const CollectiveArgs& a);

@@ -14,7 +14,8 @@ namespace strata {
 // every byte copied into or out of the segment beta, every input byte of a reduction gamma; the
 // members work in parallel, so the slowest member's share is the time. Where only each node's root
 // works (the reduce's reduction, the broadcast's and scatter's writes, the gather's reads) the
-// level's costs at the share 1/n apply (nodeRootAlone). `m` is the whole vector
+// level's costs at the share 1/n apply (nodeRootAlone), and the root's side and the members' side
+// pipeline over the rounds where each process has a core (node_costs.cc). `m` is the whole vector
 // (or, for the block collectives, the whole gathered buffer), n the team size.
 double nodeReduceScatterCost(double m, int n, const LinkCost& c);
 double nodeAllGatherCost(double m, int n, const LinkCost& c);

@@ -40,16 +40,6 @@ double bestFlat(const std::vector<Candidate>& candidates, Collective c) {
   return best;
 }
 
-// One rank: whatever the algorithm, its plan copies the rank's own data from the send buffer to
-// the receive buffer (nothing in place), where the formulas, whose terms are messages and
-// reductions between ranks, say nothing.
-double oneRankSeconds(const CollectiveArgs& args, const LevelCosts& costs) {
-  if (args.inPlace) return 0;
-  const BufferUse send = sendUse(args, 0), recv = recvUse(args, 0);
-  if (!send.used || !recv.used) return 0;
-  return static_cast<double>(std::min(send.elems, recv.elems) * args.elemSize()) * costs.flat.copy;
-}
-
 }  // namespace
 
 std::vector<Candidate> candidatesFor(const TunerInput& in, std::vector<std::string>* rejected) {
@@ -68,7 +58,7 @@ std::vector<Candidate> candidatesFor(const TunerInput& in, std::vector<std::stri
     }
     Candidate c;
     c.name = algo->name;
-    c.predictedSeconds = p == 1 ? oneRankSeconds(args, costs) : algo->cost(global, p, costs.flat);
+    c.predictedSeconds = p == 1 ? oneRankCopyBytes(args) * costs.flat.copy : algo->cost(global, p, costs.flat);
     c.automatic = algo->automatic(global, p);
     const Group world = Group::world(p, in.topology->rank);
     BuildOptions opt;

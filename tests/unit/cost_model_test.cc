@@ -6,6 +6,7 @@
 #include <string>
 #include <utility>
 
+#include "kernels/plan/node_costs.h"
 #include "src/tuning/cost_model.h"
 
 namespace strata {
@@ -236,6 +237,28 @@ TEST(CostModel, TheHostShareCountsReceivers) {
       << "a binary tree's block every second round: half of the 7 at once, under the share measured alone";
   EXPECT_DOUBLE_EQ(broadcastRoundsLink(c, 8, 1000, 1006, 2).beta, broadcastPipelineLink(c, 8).beta) << "at most p - 1";
   EXPECT_DOUBLE_EQ(broadcastRoundsLink(c, 2, 5, 5).beta, broadcastPipelineLink(c, 2).beta);
+}
+
+// A root-centred node op's rounds pipeline through the double-buffered slots where each process
+// has a core: the slower side (root or members) sets the pace, the other shows for one round. Where
+// calibration measured the level alone (more processes than cores), both sides share the cores and
+// add up. The root's side counts every byte it writes: a gather's root copies its own piece too.
+TEST(CostModel, RootCentredNodeOpsPipelineWhereEachProcessHasACore) {
+  LinkCost c{1e-6, 4e-10, 2e-10};  // roundBytes: 256 KiB
+  const double m = 1 << 20;        // 4 rounds
+  EXPECT_DOUBLE_EQ(nodeOpRounds(m, c), 4);
+  EXPECT_NEAR(nodeBroadcastCost(m, 4, c), 4e-6 + 4e-10 * m * 1.25, 1e-15) << "root writes, members read: equal sides";
+  EXPECT_NEAR(nodeReduceCost(m, 4, c), 4e-6 + (4e-10 + 4 * 2e-10) * m + 4e-10 * m / 4, 1e-15)
+      << "the root reduces 4 inputs while the members write the next round";
+  EXPECT_NEAR(nodeGatherCost(m, 4, c), 1e-6 + 4e-10 * m + 4e-10 * m / 4, 1e-15)
+      << "one round of m / 4 per member: no overlap; the root writes all of m";
+  EXPECT_NEAR(nodeBroadcastCost(64 << 10, 4, c), 1e-6 + 2 * 4e-10 * (64 << 10), 1e-15) << "one round: the sum";
+  LinkCost shared = c;
+  shared.alone = HostShare{0.25, 0.5, BandwidthCurve::of({{1e6, 0.5, 0.5}})};
+  shared = shared.forWorkingSet(1e6);
+  const LinkCost root = nodeRootAlone(4, shared);
+  EXPECT_NEAR(nodeBroadcastCost(m, 4, shared), 4e-6 + root.beta * m + 4e-10 * m, 1e-15) << "more processes than cores";
+  EXPECT_NEAR(nodeReduceCost(m, 4, shared), 4e-6 + root.beta * m + root.gamma * 4 * m + 4e-10 * m, 1e-15);
 }
 
 }  // namespace

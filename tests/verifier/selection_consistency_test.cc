@@ -5,7 +5,9 @@
 
 #include <algorithm>
 
+#include "hierarchy/composition.h"
 #include "inter_node/algorithms/algorithm.h"
+#include "kernels/plan/node_costs.h"
 #include "src/core/native_runner.h"
 #include "src/tuning/tuner.h"
 #include "tests/verifier/plan_factory.h"
@@ -100,6 +102,48 @@ TEST(SelectionOneRank, EveryCandidatePaysTheLocalCopy) {
                                                             << inPlace;
       }
     }
+  }
+}
+
+// A leader composition on one node keeps its level of one member, whose plan still copies between
+// the level's buffers where they differ: the root's send buffer into its receive buffer (broadcast),
+// the node's sums into the scatter's buffer (reduce-scatter). The price holds that copy, and the
+// root's plan makes it; the allreduce's level is in place, and neither copies nor pays.
+TEST(SelectionOneNode, LeaderCompositionsPayTheCopyOfTheirOneMemberLevel) {
+  CostParams costs = defaultCostParams();
+  Topology topo;
+  ASSERT_TRUE(topologyFor("4", 4, 0, &topo).ok());
+  struct Case {
+    Collective coll;
+    size_t count;         // elements of the call (reduce-scatter: per rank)
+    double copiedBytes;   // what the root's one-member level copies
+  };
+  const size_t m = 1 << 18;  // floats: 1 MiB
+  for (const Case& k : {Case{Collective::kBroadcast, m, 4.0 * m}, Case{Collective::kReduceScatter, m / 4, 4.0 * m},
+                        Case{Collective::kAllReduce, m, 0.0}}) {
+    CollectiveArgs a;
+    a.coll = k.coll;
+    a.count = k.count;
+    a.type = strataFloat32;
+    a.commSize = 4;
+    const LevelCosts priced = costs.forWorkingSet(4 * rankWorkingSetBytes(a));
+    const HierAlgorithm* leader = nullptr;
+    for (const HierAlgorithm* h : hierAlgorithmsFor(k.coll)) {
+      if (std::string(h->name) == "leader") leader = h;
+    }
+    ASSERT_NE(leader, nullptr) << collectiveName(k.coll);
+    const double withoutLevel = k.coll == Collective::kBroadcast ? nodeBroadcastCost(4.0 * m, 4, priced.node)
+                                : k.coll == Collective::kReduceScatter
+                                    ? nodeReduceCost(4.0 * m, 4, priced.node) + nodeGatherCost(4.0 * m, 4, priced.node)
+                                    : nodeReduceCost(4.0 * m, 4, priced.node) + nodeBroadcastCost(4.0 * m, 4, priced.node);
+    EXPECT_NEAR(leader->cost(a, topo, priced), withoutLevel + k.copiedBytes * priced.node.copy, withoutLevel * 1e-9)
+        << collectiveName(k.coll);
+    const Plan plan = buildHierPlan(*leader, a, topo, priced);
+    double copied = 0;
+    for (const Step& st : plan.steps) {
+      if (st.kind == StepKind::kCopy) copied += static_cast<double>(st.dst.count) * 4;
+    }
+    EXPECT_EQ(copied, k.copiedBytes) << collectiveName(k.coll) << ": the root's plan copies what is priced";
   }
 }
 
