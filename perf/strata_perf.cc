@@ -81,10 +81,13 @@ int mainImpl(int argc, char** argv) {
     const CollectiveDescriptor& d = *findDescriptor(opName);
     std::vector<std::pair<std::string, std::string>> variants;
     for (const std::string& impl : o.impls) {
-      std::vector<std::string> algos;
+      std::vector<std::string> algos;  // as listed, "all" expanded, each once
+      auto add = [&](const std::string& name) {
+        if (std::find(algos.begin(), algos.end(), name) == algos.end()) algos.push_back(name);
+      };
       for (const std::string& algo : splitList(o.algo)) {
-        if (algo != "all") algos.push_back(algo);
-        else for (const std::string& name : algorithmNames(d.coll)) algos.push_back(name);
+        if (algo != "all") add(algo);
+        else for (const std::string& name : algorithmNames(d.coll)) add(name);
       }
       if (isMpiImpl(impl)) algos = {"-"};
       for (const std::string& algo : algos) variants.push_back({impl, algo});
