@@ -38,6 +38,29 @@ int mainImpl(int argc, char** argv) {
     listAlgorithms();
     return 0;
   }
+  // An algorithm named for several collectives runs where it exists (--op allreduce,reducescatter
+  // --algo ring,recursive_halving); one that none of them has is a mistake, said before anything runs.
+  auto knows = [](Collective c, const std::string& algo) {
+    const std::vector<std::string> names = algorithmNames(c);
+    return algo == "auto" || algo == "all" || algo == kNativeAlgorithm ||
+           std::find(names.begin(), names.end(), algo) != names.end();
+  };
+  for (const std::string& algo : splitList(o.algo)) {
+    const bool anywhere = std::any_of(o.ops.begin(), o.ops.end(),
+                                      [&](const std::string& op) { return knows(findDescriptor(op)->coll, algo); });
+    if (!anywhere) {
+      if (gRank == 0) {
+        std::string known;
+        for (const std::string& op : o.ops) {
+          known += "; " + op + ":";
+          for (const std::string& name : algorithmNames(findDescriptor(op)->coll)) known += " " + name;
+        }
+        std::fprintf(stderr, "strata-perf: --algo %s: no such algorithm of the collectives asked for (auto, all, %s%s)\n",
+                     algo.c_str(), kNativeAlgorithm, known.c_str());
+      }
+      return 2;
+    }
+  }
   {
     strataComm_t probe = nullptr;
     if (strataCommInitMpi(&probe, MPI_COMM_WORLD, nullptr) != strataSuccess) {
@@ -86,8 +109,13 @@ int mainImpl(int argc, char** argv) {
         if (std::find(algos.begin(), algos.end(), name) == algos.end()) algos.push_back(name);
       };
       for (const std::string& algo : splitList(o.algo)) {
-        if (algo != "all") add(algo);
-        else for (const std::string& name : algorithmNames(d.coll)) add(name);
+        if (algo == "all") {
+          for (const std::string& name : algorithmNames(d.coll)) add(name);
+        } else if (knows(d.coll, algo)) {
+          add(algo);
+        } else if (gRank == 0 && impl == o.impls.front()) {
+          std::printf("# %s has no algorithm '%s': skipped for it\n", d.name, algo.c_str());
+        }
       }
       if (isMpiImpl(impl)) algos = {"-"};
       for (const std::string& algo : algos) variants.push_back({impl, algo});
