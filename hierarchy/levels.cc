@@ -26,10 +26,11 @@ CollectiveArgs nestedArgs(const CollectiveArgs& outer, const NestedCall& call, i
 }  // namespace
 
 const FlatAlgorithm* levelAlgorithm(const CollectiveArgs& outer, const NestedCall& call, int groupSize, const LinkCost& c) {
-  const CollectiveArgs a = selectionArgs(nestedArgs(outer, call, groupSize));
+  const CollectiveArgs nested = nestedArgs(outer, call, groupSize);
+  const CollectiveArgs a = selectionArgs(nested);
   const std::vector<const FlatAlgorithm*> flats = flatAlgorithmsFor(call.coll);
   const size_t best = cheapest(
-      flats.size(), [&](size_t i) { return flats[i]->cost(a, groupSize, c); },
+      flats.size(), [&](size_t i) { return flatAlgorithmPrice(*flats[i], nested, groupSize, c); },
       [&](size_t i) { return flats[i]->whyUnsupported(a, groupSize).empty() && flats[i]->automatic(a, groupSize); });
   return best < flats.size() ? flats[best] : nullptr;
 }
@@ -37,7 +38,7 @@ const FlatAlgorithm* levelAlgorithm(const CollectiveArgs& outer, const NestedCal
 double levelCost(const CollectiveArgs& outer, const NestedCall& call, int groupSize, const LinkCost& c) {
   const FlatAlgorithm* f = levelAlgorithm(outer, call, groupSize, c);
   return f == nullptr ? std::numeric_limits<double>::infinity()
-                      : f->cost(selectionArgs(nestedArgs(outer, call, groupSize)), groupSize, c);
+                      : flatAlgorithmPrice(*f, nestedArgs(outer, call, groupSize), groupSize, c);
 }
 
 double oneMemberLevelCost(const CollectiveArgs& outer, const NestedCall& call, const LinkCost& c) {

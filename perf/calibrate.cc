@@ -58,8 +58,9 @@ double predict(strataComm_t comm, const CollectiveArgs& args, const std::string&
 // `active`: this rank takes part (the others only join the job-wide barriers, waiting there);
 // `hostProcesses`: the processes of the host the sample's working set counts (the whole job's, as
 // the tuner counts them, also when only some of them are busy).
+// `inPlace`: the call in place (allreduce: the send buffer is the receive buffer).
 bool measure(strataComm_t comm, bool active, int hostProcesses, const std::string& op, const std::string& algo,
-             Level level, size_t bytes, int iters, int warmup, std::vector<Sample>* out) {
+             Level level, size_t bytes, int iters, int warmup, std::vector<Sample>* out, bool inPlace = false) {
   const int size = tools::topologyOf(comm).size;
   const CollectiveDescriptor& d = *findDescriptor(op);
   const CallShape s = d.shape(bytes, 4, size);
@@ -72,7 +73,14 @@ bool measure(strataComm_t comm, bool active, int hostProcesses, const std::strin
   a.type = strataFloat32;
   a.op = strataSum;
   bool ok = true;
-  auto call = [&] { ok &= skip || runStrata(d, s, a, send.data(), recv.data(), comm, nullptr) == strataSuccess; };
+  a.inPlace = inPlace;
+  Buffers buffers;
+  buffers.send = send.data();
+  buffers.recv = recv.data();
+  const void* sendPtr = nullptr;
+  void* recvPtr = nullptr;
+  callPointers(d, s, a, tools::topologyOf(comm).rank, sizeof(float), buffers, &sendPtr, &recvPtr);
+  auto call = [&] { ok &= skip || runStrata(d, s, a, sendPtr, recvPtr, comm, nullptr) == strataSuccess; };
   for (int w = 0; w < warmup; ++w) call();
   std::vector<double> times(static_cast<size_t>(iters));
   for (int it = 0; it < iters; ++it) {
@@ -100,8 +108,12 @@ bool measure(strataComm_t comm, bool active, int hostProcesses, const std::strin
   smp.workingSet = hostProcesses * rankWorkingSetBytes(args);
   smp.coef = {predict(comm, args, algo, level, {1, 0, 0}), predict(comm, args, algo, level, {0, 1, 0}),
               predict(comm, args, algo, level, {0, 0, 1})};
-  smp.what = op + " " + algo + " " + std::to_string(s.reportedBytes) + " B";
+  smp.what = op + " " + algo + (inPlace ? " in place " : " ") + std::to_string(s.reportedBytes) + " B";
   if (smp.coef[0] < 0) return false;
+  args.inPlace = inPlace;
+  if (const FlatAlgorithm* f = level == Level::kFlat ? findFlatAlgorithm(d.coll, algo) : nullptr) {
+    smp.rewritten = flatRewrittenBytes(*f, args, size, LinkCost{});
+  }
   out->push_back(smp);
   return true;
 }
@@ -183,12 +195,19 @@ int calibrate(const std::string& path, int iters, int warmup) {
   // ring's p - 1 and the same bytes, so a size's four calls tell its alpha from its beta (on 2
   // ranks both take one step: alpha stays the small sizes').
   const char* const kRings = "allgather=ring,reducescatter=ring";
+  // Where each process has a core: recursive doubling's allreduce out of place and in place, the
+  // same messages, but in place each rank reduces into the buffer its peer just read (out of place
+  // it sends only from the send buffer, which it never writes): the difference, per byte the plans
+  // count (kernels/plan/peer_reads.h), is the level's rewrite cost. Where processes share cores the
+  // two ran alike within the noise (2x4 on the development VM: in place 164, 633 and 2351 us at
+  // 64 KiB, 256 KiB and 1 MiB, out of place 181, 651 and 2433), and the level keeps none.
+  const char* const kFlatAlgorithms = "allgather=ring,reducescatter=ring,allreduce=recursive_doubling";
   const char* const kLogSteps = "allgather=recursive_doubling,reducescatter=recursive_halving";
   const bool flatLog = size > 2, laneLog = nodes > 2;
   strataComm_t nodeComm = nullptr, laneComm = nullptr, flatComm = nullptr, pairComm = nullptr;
   strataComm_t laneLogComm = nullptr, flatLogComm = nullptr;
   if (!init(nodeMpi, local, "allgather=fulllane,reducescatter=fulllane,reduce=leader", &nodeComm) ||
-      !init(laneMpi, 1, kRings, &laneComm) || !init(MPI_COMM_WORLD, 1, kRings, &flatComm) ||
+      !init(laneMpi, 1, kRings, &laneComm) || !init(MPI_COMM_WORLD, 1, kFlatAlgorithms, &flatComm) ||
       (laneLog && !init(laneMpi, 1, kLogSteps, &laneLogComm)) ||
       (flatLog && !init(MPI_COMM_WORLD, 1, kLogSteps, &flatLogComm)) ||
       !init(pairMpi, 1, "allgather=ring,reducescatter=ring,broadcast=binomial", &pairComm)) {
@@ -221,7 +240,8 @@ int calibrate(const std::string& path, int iters, int warmup) {
   std::vector<size_t> sizes = {64, 1024, 4096};
   for (size_t bytes = 32 << 10; bytes <= kMaxBytes; bytes *= 2) sizes.push_back(bytes);
   bool ok = true;
-  std::vector<Sample> node, lane, flat, nodeAlone1, laneAlone1, flatAlone1;
+  std::vector<Sample> node, lane, flat, nodeAlone1, laneAlone1, flatAlone1, flatRewrite;
+  const bool measureRewrite = !oversubscribed && size > 1;
   std::map<std::string, std::vector<std::pair<size_t, double>>> native;  // op -> (bytes, seconds) of every sweep
   // Every rank runs every measurement (sub-communicators of one rank time nothing but still join
   // the job-wide barriers), so the levels are busy all at once; alone, the others wait.
@@ -246,6 +266,12 @@ int calibrate(const std::string& path, int iters, int warmup) {
     pair(allHaveTeams, nodeComm, true, "fulllane", Level::kNode, &node);
     stepPairs(nodes > 1, laneLog, laneComm, laneLogComm, &lane);
     stepPairs(true, flatLog, flatComm, flatLogComm, &flat);
+    if (measureRewrite && bytes >= (32 << 10)) {
+      for (bool inPlace : {false, true}) {
+        ok &= measure(flatComm, true, hostProcesses, "allreduce", "recursive_doubling", Level::kFlat, bytes, iters,
+                      warmup, &flatRewrite, inPlace);
+      }
+    }
     if (nodeAlone) {
       ok &= measure(nodeComm, true, hostProcesses, "reduce", "leader", Level::kNode, bytes, iters, warmup, &nodeAlone1);
     }
@@ -283,7 +309,7 @@ int calibrate(const std::string& path, int iters, int warmup) {
   auto informative = [](std::vector<Sample>& v) {
     v.erase(std::remove_if(v.begin(), v.end(), [](const Sample& s) { return s.coef[0] + s.coef[1] + s.coef[2] <= 0; }), v.end());
   };
-  for (std::vector<Sample>* v : {&node, &lane, &flat, &nodeAlone1, &laneAlone1, &flatAlone1}) {
+  for (std::vector<Sample>* v : {&node, &lane, &flat, &nodeAlone1, &laneAlone1, &flatAlone1, &flatRewrite}) {
     medians(*v);
     informative(*v);
   }
@@ -296,6 +322,11 @@ int calibrate(const std::string& path, int iters, int warmup) {
   flatFit.alone = fitAlone(flatAlone1, flatFit, flatAloneShare);
   nodeFit.alone = fitAlone(nodeAlone1, nodeFit, nodeAloneShare);
   laneFit.alone = lane.empty() ? flatFit.alone : fitAlone(laneAlone1, laneFit, laneAloneShare);
+  // The rewrite cost where measured; the lanes share it where they run between processes of one
+  // host, as the flat level's pairs do.
+  const BandwidthCurve rewrite = fitRewrite(flatRewrite);
+  setRewrite(rewrite, &flatFit);
+  if (hostProcesses == size) setRewrite(rewrite, &laneFit);
   // Rank 0's fit for everyone: the samples are job-wide medians already, but the node and lane
   // samples of different nodes differ when the nodes' sizes do.
   static_assert(std::is_trivially_copyable_v<LinkCost>, "a level's fit travels as bytes");
@@ -325,6 +356,7 @@ int calibrate(const std::string& path, int iters, int warmup) {
                 topo.shapeText().c_str(), topo.virtualNodes ? " (virtual)" : "", iters);
     if (!allOk) std::printf("#   some measurements failed: their levels keep the defaults\n");
     report("flat", flatFit, flat);
+    if (measureRewrite) reportRewrite("flat", flatFit, flatRewrite);
     if (flatAlone) reportAlone("flat", flatFit, flatAlone1);
     if (allHaveTeams) report("node", nodeFit, node);
     else std::printf("#   node  no node team: defaults kept\n");

@@ -249,4 +249,49 @@ void reportAlone(const char* level, const LinkCost& fitted, const std::vector<Sa
   printSamples(samples, fitted, h.share);
 }
 
+BandwidthCurve fitRewrite(const std::vector<Sample>& samples) {
+  std::map<size_t, std::pair<const Sample*, const Sample*>> bySize;  // bytes -> (fewest, most rewritten)
+  for (const Sample& s : samples) {
+    if (s.seconds <= 0) continue;
+    auto& [lo, hi] = bySize[s.bytes];
+    if (lo == nullptr || s.rewritten < lo->rewritten) lo = &s;
+    if (hi == nullptr || s.rewritten > hi->rewritten) hi = &s;
+  }
+  BandwidthCurve c;
+  for (const auto& [bytes, pair] : bySize) {
+    const auto [lo, hi] = pair;
+    const double bytesRewritten = hi->rewritten - lo->rewritten;
+    if (!(bytesRewritten > 0)) continue;
+    BandwidthCurve::Point pt;
+    pt.workingSet = lo->workingSet;
+    pt.rewrite = std::max(0.0, (hi->seconds - lo->seconds) / bytesRewritten);
+    c.add(pt);
+  }
+  return c;
+}
+
+void setRewrite(const BandwidthCurve& rewrite, LinkCost* level) {
+  if (rewrite.empty()) return;
+  double beta = 0, gamma = 0, value = 0;
+  if (level->curve.empty()) {
+    rewrite.read(rewrite.points[0].workingSet, &beta, &gamma, nullptr, &level->rewrite);
+    return;
+  }
+  for (size_t k = 0; k < level->curve.size; ++k) {
+    rewrite.read(level->curve.points[k].workingSet, &beta, &gamma, nullptr, &value);
+    level->curve.points[k].rewrite = value;
+  }
+  level->rewrite = level->curve.points[0].rewrite;
+}
+
+void reportRewrite(const char* level, const LinkCost& fitted, const std::vector<Sample>& samples) {
+  std::printf("#   %-5s rewrite (ns per byte written where a peer read it) by the working set:", level);
+  for (const BandwidthCurve::Point& p : fitted.curve) std::printf("  %.0f KiB %.3f", p.workingSet / 1024, p.rewrite * 1e9);
+  if (fitted.curve.empty()) std::printf("  %.3f", fitted.rewrite * 1e9);
+  std::printf("\n");
+  for (const Sample& s : samples) {
+    std::printf("#         %-40s measured %10.2f us  rewrites %10.0f B\n", s.what.c_str(), s.seconds * 1e6, s.rewritten);
+  }
+}
+
 }  // namespace strata::perf

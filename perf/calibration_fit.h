@@ -19,6 +19,7 @@ struct Sample {
   size_t bytes;
   double workingSet;  // bytes: the host's processes' send and receive buffers
   std::string what;
+  double rewritten = 0;  // bytes its plan writes where a peer read them (kernels/plan/peer_reads.h)
 };
 
 // The level's parameters. Each size from 32 KiB up is a point of the curve: its beta and gamma
@@ -38,6 +39,16 @@ LinkCost fitLevel(const std::vector<Sample>& samples);
 // alpha per working set where the busy curve carries alpha: the small sizes' alpha alone, over the
 // busy alpha there).
 HostShare fitAlone(const std::vector<Sample>& alone, const LinkCost& busy, double share);
+// The rewrite cost (LinkCost::rewrite) over the working set from samples of one algorithm out of
+// place and in place at each size: the difference of their times over the difference of the bytes
+// their plans rewrite, at least 0 (in place may also run faster for its smaller working set, where
+// the lines have left the caches anyway). Empty without such pairs.
+BandwidthCurve fitRewrite(const std::vector<Sample>& samples);
+// Puts `rewrite` into `level`: read at each point of its curve (or at the first point's working
+// set of `rewrite` where the level has no curve).
+void setRewrite(const BandwidthCurve& rewrite, LinkCost* level);
+// Prints the rewrite cost by the working set and the pairs it came from.
+void reportRewrite(const char* level, const LinkCost& fitted, const std::vector<Sample>& samples);
 // Prints the fitted parameters and, per sample, the measurement against the fitted model; the
 // alone samples priced at the level's share (fitted.alone).
 void report(const char* level, const LinkCost& fitted, const std::vector<Sample>& samples);

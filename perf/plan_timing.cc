@@ -10,6 +10,7 @@
 #include "hierarchy/composition.h"
 #include "inter_node/algorithms/algorithm.h"
 #include "kernels/plan/node_costs.h"
+#include "kernels/plan/peer_reads.h"
 #include "kernels/plan/plan_builder.h"
 #include "kernels/plan/selection.h"
 #include "kernels/plan/topology.h"
@@ -48,6 +49,7 @@ struct RankRun {
   double busyUntil = 0;  // its local steps run one at a time
   size_t done = 0;
   std::map<std::vector<int>, int> nodeOps;  // per team: node ops entered
+  std::vector<double> rewritten;            // per step: bytes written after a peer read them
 };
 
 class Timeline {
@@ -70,6 +72,7 @@ class Timeline {
       const size_t n = rr.plan->size();
       rr.remaining.resize(n);
       rr.readyAt.assign(n, 0.0);
+      if (local_.rewrite > 0) rr.rewritten = rewrittenBytesPerStep(*rr.plan, es_);
       for (StepId s = 0; s < n; ++s) {
         rr.remaining[s] = rr.plan->steps[s].depCount;
         if (rr.remaining[s] == 0) push(0.0, r, s);
@@ -142,6 +145,11 @@ class Timeline {
   }
 
   Channel& channel(int src, int dst, int tag) { return channels_[std::make_tuple(src, dst, tag)]; }
+  // What step `s` of rank `r` pays for writing where a peer read (LinkCost::rewrite).
+  double rewriteOf(int r, StepId s) const {
+    const RankRun& rr = ranks_[static_cast<size_t>(r)];
+    return rr.rewritten.empty() ? 0.0 : local_.rewrite * rr.rewritten[s];
+  }
 
   Status start(int r, StepId s, double t) {
     RankRun& rr = ranks_[static_cast<size_t>(r)];
@@ -156,6 +164,7 @@ class Timeline {
         if (st.kind == StepKind::kReduce) d = local_.gamma * bytes * std::max<double>(1, st.inputCount - 1.0);
         else if (st.kind == StepKind::kCopy) d = m_.costs.node.beta * bytes;
         else d = local_.gamma * bytes;
+        d += rewriteOf(r, s);
         const double begin = std::max(t, rr.busyUntil);
         rr.busyUntil = begin + d;
         finishStep(r, s, begin + d);
@@ -170,7 +179,7 @@ class Timeline {
           c.recvs.pop_front();
           const Transfer x = transfer(r, st.peer, bytes, t);
           finishStep(r, s, eager ? x.departure : x.arrival);
-          finishStep(st.peer, rv.step, x.arrival);
+          finishStep(st.peer, rv.step, x.arrival + rewriteOf(st.peer, rv.step));
         } else if (eager) {
           const Transfer x = transfer(r, st.peer, bytes, t);
           c.sends.push_back({s, t, x.arrival});
@@ -189,11 +198,11 @@ class Timeline {
         const Channel::Send sd = c.sends.front();
         c.sends.pop_front();
         if (sd.arrival >= 0) {  // eager: already on its way
-          finishStep(r, s, std::max(t, sd.arrival));
+          finishStep(r, s, std::max(t, sd.arrival) + rewriteOf(r, s));
         } else {
           const double arrival = transfer(st.peer, r, static_cast<double>(st.dst.count) * es, t).arrival;
           finishStep(st.peer, sd.step, arrival);
-          finishStep(r, s, arrival);
+          finishStep(r, s, arrival + rewriteOf(r, s));
         }
         return Status::Ok();
       }
@@ -267,19 +276,19 @@ class PlanSource {
   }
 
   void build(int r, Plan* plan) {
-    *plan = Plan{};
-    plan->algorithm = flat_ != nullptr ? flat_->name : hier_->name;
-    plan->divisor = p_;
-    PlanBuilder b(plan);
-    applyInPlaceAlias(b, args_, r);
     if (flat_ != nullptr) {
       BuildOptions opt;
       opt.link = costs_.flat;
-      flat_->build(b, args_, Group::world(p_, r), opt);
-    } else {
-      topo_.rank = r;
-      hier_->build(b, args_, topo_, costs_);
+      *plan = buildFlatPlan(*flat_, args_, p_, r, opt);
+      return;
     }
+    *plan = Plan{};
+    plan->algorithm = hier_->name;
+    plan->divisor = p_;
+    PlanBuilder b(plan);
+    applyInPlaceAlias(b, args_, r);
+    topo_.rank = r;
+    hier_->build(b, args_, topo_, costs_);
     b.finish();
   }
 

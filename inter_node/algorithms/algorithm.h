@@ -48,6 +48,19 @@ const std::vector<const FlatAlgorithm*>& flatAlgorithms();
 std::vector<const FlatAlgorithm*> flatAlgorithmsFor(Collective c);
 const FlatAlgorithm* findFlatAlgorithm(Collective c, const std::string& name);
 
+// The plan of rank `rank` of `p` for a whole call of `f`, in-place calls aliased as the API's
+// pointers are (a rooted call is in place at its root only).
+Plan buildFlatPlan(const FlatAlgorithm& f, const CollectiveArgs& args, int p, int rank, const BuildOptions& opt);
+
+// The price of `f` for a call on `p` ranks of a level with costs `c`: its formula (on the
+// arguments every rank shares, selectionArgs), plus, where the level has a rewrite cost, what its
+// plan writes after a peer read it (kernels/plan/peer_reads.h) at c.rewrite per byte, the most of
+// any rank's (ranks 0, 1, p/2, p - 1 and the root: the same on every rank, as a choice must be).
+// `args.inPlace` counts here: an in-place call reduces into the buffer its peer read.
+double flatAlgorithmPrice(const FlatAlgorithm& f, const CollectiveArgs& args, int p, const LinkCost& c);
+// That second part alone, in bytes: the most any of those ranks' plans rewrites after a peer read.
+double flatRewrittenBytes(const FlatAlgorithm& f, const CollectiveArgs& args, int p, const LinkCost& c);
+
 // Bytes of a call's vector (count * element size) as a double, for cost formulas.
 inline double callBytes(const CollectiveArgs& a) { return static_cast<double>(a.count) * static_cast<double>(a.elemSize()); }
 

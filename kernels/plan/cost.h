@@ -26,6 +26,7 @@ struct BandwidthCurve {
   struct Point {
     double workingSet = 0, beta = 0, gamma = 0;
     double alpha = -1;  // < 0: the curve carries no alpha
+    double rewrite = 0;  // LinkCost::rewrite at this working set
   };
   std::array<Point, kMaxPoints> points{};  // the first `size`, by working set
   size_t size = 0;
@@ -49,20 +50,22 @@ struct BandwidthCurve {
     return true;
   }
   bool carriesAlpha() const { return size > 0 && points[0].alpha >= 0; }
-  // Beta and gamma at working set `ws` (the curve must not be empty), and alpha where the curve
-  // carries it (`alpha` is left alone where it does not).
-  void read(double ws, double* beta, double* gamma, double* alpha = nullptr) const {
+  // Beta and gamma at working set `ws` (the curve must not be empty), alpha where the curve
+  // carries it (`alpha` is left alone where it does not), and the rewrite cost.
+  void read(double ws, double* beta, double* gamma, double* alpha = nullptr, double* rewrite = nullptr) const {
     const Point& first = points[0];
     const Point& last = points[size - 1];
     const bool withAlpha = alpha != nullptr && carriesAlpha();
     if (ws <= first.workingSet || size == 1) {
       *beta = first.beta, *gamma = first.gamma;
       if (withAlpha) *alpha = first.alpha;
+      if (rewrite) *rewrite = first.rewrite;
       return;
     }
     if (ws >= last.workingSet) {
       *beta = last.beta, *gamma = last.gamma;
       if (withAlpha) *alpha = last.alpha;
+      if (rewrite) *rewrite = last.rewrite;
       return;
     }
     size_t k = 1;
@@ -73,6 +76,7 @@ struct BandwidthCurve {
     *beta = lo.beta + t * (hi.beta - lo.beta);
     *gamma = lo.gamma + t * (hi.gamma - lo.gamma);
     if (withAlpha) *alpha = lo.alpha + t * (hi.alpha - lo.alpha);
+    if (rewrite) *rewrite = lo.rewrite + t * (hi.rewrite - lo.rewrite);
   }
 };
 
@@ -123,6 +127,13 @@ struct LinkCost {
   // calibrated algorithms make (Bruck's final rotation): the node level's beta, set by
   // LevelCosts::forWorkingSet (0: such copies are free).
   double copy = 0;
+  // Seconds per byte a rank writes into its own buffer where a peer read it through a single-copy
+  // message since the rank last wrote it (kernels/plan/peer_reads.h): between processes of one
+  // host, the reader's core keeps the lines it read, and each write has to take them back (on the
+  // development VM 2 ranks, 64 KiB - 1 MiB; nothing where the lines have left the caches, nor
+  // where a NIC reads the buffer). Calibration measures it where each process has a core; 0
+  // elsewhere. Priced on top of the formulas by the plans' counts (flatAlgorithmPrice).
+  double rewrite = 0;
   BandwidthCurve curve{};  // empty: beta and gamma do not depend on the working set
   HostShare alone{};
   double workingSet = 0;  // the call's (every process of the host), once forWorkingSet set it
@@ -132,7 +143,7 @@ struct LinkCost {
   LinkCost forWorkingSet(double ws) const {
     LinkCost out = atShare(1 / share);  // every process busy again
     out.workingSet = ws;
-    if (!curve.empty()) curve.read(ws, &out.beta, &out.gamma, &out.alpha);
+    if (!curve.empty()) curve.read(ws, &out.beta, &out.gamma, &out.alpha, &out.rewrite);
     return out;
   }
   // The costs of a phase that keeps the share `s` (0 < s <= 1) of the processes these costs assume

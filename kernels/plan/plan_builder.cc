@@ -272,4 +272,14 @@ std::string Plan::dump(DataType type) const {
   return out;
 }
 
+void applyInPlaceAlias(PlanBuilder& b, const CollectiveArgs& args, int rank) {
+  if (!args.inPlace) return;
+  const InPlaceAlias alias = inPlaceAlias(args, rank);
+  if (alias.sendInsideRecv) {
+    b.alias(BufferId::kSend, BufferId::kRecv, alias.offset);
+  } else {
+    b.alias(BufferId::kRecv, BufferId::kSend, alias.offset);
+  }
+}
+
 }  // namespace strata

@@ -7,6 +7,7 @@
 #include <initializer_list>
 #include <vector>
 
+#include "kernels/plan/collective.h"
 #include "kernels/plan/plan.h"
 
 namespace strata {
@@ -100,5 +101,8 @@ class PlanBuilder {
 
 // Tags: a phase owns kTagsPerPhase tags; the executor folds the result into the MPI tag range.
 constexpr int kTagsPerPhase = 1 << 22;
+
+// In-place calls: alias the smaller buffer into the larger one, as the API's pointers do.
+void applyInPlaceAlias(PlanBuilder& b, const CollectiveArgs& args, int rank);
 
 }  // namespace strata

@@ -10,16 +10,6 @@
 
 namespace strata {
 
-void applyInPlaceAlias(PlanBuilder& b, const CollectiveArgs& args, int rank) {
-  if (!args.inPlace) return;
-  const InPlaceAlias alias = inPlaceAlias(args, rank);
-  if (alias.sendInsideRecv) {
-    b.alias(BufferId::kSend, BufferId::kRecv, alias.offset);
-  } else {
-    b.alias(BufferId::kRecv, BufferId::kSend, alias.offset);
-  }
-}
-
 namespace {
 bool sameArrays(const CollectiveArgs& a, const CollectiveArgs& b) {
   return a.counts == b.counts && a.displs == b.displs && a.sendCounts == b.sendCounts && a.sendDispls == b.sendDispls;

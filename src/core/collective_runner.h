@@ -13,7 +13,4 @@ Status runCollective(strataComm* comm, const CollectiveArgs& args, const void* s
 // The plan this rank would run for `args` (built and cached on first use).
 Status planFor(strataComm* comm, const CollectiveArgs& args, std::shared_ptr<CachedPlan>* out);
 
-// In-place calls: alias the smaller buffer into the larger one, as the API's pointers do.
-void applyInPlaceAlias(PlanBuilder& b, const CollectiveArgs& args, int rank);
-
 }  // namespace strata

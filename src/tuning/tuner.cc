@@ -58,7 +58,7 @@ std::vector<Candidate> candidatesFor(const TunerInput& in, std::vector<std::stri
     }
     Candidate c;
     c.name = algo->name;
-    c.predictedSeconds = p == 1 ? oneRankCopyBytes(args) * costs.flat.copy : algo->cost(global, p, costs.flat);
+    c.predictedSeconds = p == 1 ? oneRankCopyBytes(args) * costs.flat.copy : flatAlgorithmPrice(*algo, global, p, costs.flat);
     c.automatic = algo->automatic(global, p);
     const Group world = Group::world(p, in.topology->rank);
     BuildOptions opt;

@@ -158,5 +158,38 @@ TEST(CalibrationFit, ALevelMeasuredAloneGivesItsFractionsBack) {
   EXPECT_EQ(fitAlone({}, busy, 0.25).share, 1) << "never measured alone";
 }
 
+// Pairs of one algorithm out of place and in place (its plan rewriting m bytes in place, none out
+// of place): the rewrite cost comes back per working set where in place is slower, 0 where in place
+// ran faster (its smaller working set), and the level's curve reads it at its own points.
+TEST(CalibrationFit, TheRewriteCostComesFromInPlaceAgainstOutOfPlace) {
+  std::vector<Sample> pairs;
+  const std::vector<std::pair<double, double>> sizes = {{65536, 2e-10}, {1 << 20, 5e-11}, {16 << 20, -3e-11}};
+  for (const auto& [m, perByte] : sizes) {
+    for (const bool inPlace : {false, true}) {
+      Sample s;
+      s.coef = {1, m, m};
+      s.bytes = static_cast<size_t>(m);
+      s.workingSet = 4 * m;
+      s.rewritten = inPlace ? m : 0;
+      s.seconds = 1e-6 + 1e-10 * m + (inPlace ? perByte * m : 0);
+      s.what = inPlace ? "in place" : "out of place";
+      pairs.push_back(s);
+    }
+  }
+  const BandwidthCurve r = fitRewrite(pairs);
+  ASSERT_EQ(r.size, 3u);
+  EXPECT_NEAR(r.points[0].rewrite, 2e-10, 1e-15);
+  EXPECT_NEAR(r.points[1].rewrite, 5e-11, 1e-15);
+  EXPECT_EQ(r.points[2].rewrite, 0) << "in place ran faster: no rewrite cost";
+  LinkCost level{3e-7, 0, 0};
+  level.curve = BandwidthCurve::of({{4 * 65536, 6e-11, 4e-11}, {4.0 * (1 << 20), 6e-11, 4e-11}, {4.0 * (16 << 20), 1.8e-10, 6e-11}});
+  setRewrite(r, &level);
+  EXPECT_NEAR(level.forWorkingSet(4 * 65536).rewrite, 2e-10, 1e-15);
+  EXPECT_NEAR(level.forWorkingSet(4.0 * (1 << 20)).rewrite, 5e-11, 1e-15);
+  EXPECT_EQ(level.forWorkingSet(1e9).rewrite, 0);
+  EXPECT_TRUE(fitRewrite(nodeSamples(truth(), std::vector<double>(kSizes.size(), 1.0))).empty())
+      << "samples that rewrite nothing tell nothing";
+}
+
 }  // namespace
 }  // namespace strata::perf

@@ -191,6 +191,40 @@ TEST(CostModel, ACurveMayCarryAlpha) {
   std::remove(path.c_str());
 }
 
+// The rewrite cost is read off the curve with beta and gamma, travels through the file at every
+// point of the curve or at none, and stands alone on a level without a curve.
+TEST(CostModel, TheRewriteCostIsACurveThroughTheFile) {
+  CostParams p = defaultCostParams();
+  p.flat = LinkCost{1e-6, 1e-10, 1e-11};
+  BandwidthCurve::Point a{1000, 1e-10, 1e-11}, b{4000, 2e-10, 1e-11};
+  a.rewrite = 3e-10;
+  b.rewrite = 1e-10;
+  p.flat.curve = BandwidthCurve::of({a, b});
+  p.lane = LinkCost{2e-6, 1e-10, 1e-11};
+  p.lane.rewrite = 5e-11;
+  EXPECT_NEAR(p.flat.forWorkingSet(2000).rewrite, 2e-10, 1e-18);
+  EXPECT_EQ(p.node.forWorkingSet(2000).rewrite, 0);
+  const std::string path = tempPath("strata_costs_rewrite.txt");
+  ASSERT_TRUE(saveCostParams(path, p).ok());
+  CostParams q;
+  Status s = loadCostParams(path, &q);
+  ASSERT_TRUE(s.ok()) << s.message();
+  ASSERT_EQ(q.flat.curve.size, 2u);
+  EXPECT_NEAR(q.flat.curve.points[0].rewrite, 3e-10, 1e-18);
+  EXPECT_NEAR(q.flat.forWorkingSet(1e9).rewrite, 1e-10, 1e-18);
+  EXPECT_NEAR(q.lane.forWorkingSet(1e9).rewrite, 5e-11, 1e-18);
+  EXPECT_EQ(q.node.rewrite, 0);
+  {
+    std::ofstream f(path);
+    f << "flat.beta@1000 1e-10\nflat.gamma@1000 1e-11\nflat.rewrite@1000 1e-10\n"
+         "flat.beta@2000 1e-10\nflat.gamma@2000 1e-11\n";
+  }
+  s = loadCostParams(path, &q);
+  EXPECT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("rewrite@"), std::string::npos) << s.message();
+  std::remove(path.c_str());
+}
+
 // The host share: the costs alone at the share measured alone, the busy costs with every process
 // busy, linear in the share between; shares compose; a level never measured alone ignores them.
 TEST(CostModel, AShareOfTheHostBusyIsPricedBetweenAloneAndBusy) {

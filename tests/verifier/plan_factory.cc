@@ -12,18 +12,6 @@ BuildOptions manyBlocksOptions() {
   return opt;
 }
 
-Plan buildFlatPlan(const FlatAlgorithm& algo, const CollectiveArgs& args, int p, int rank, const BuildOptions& opt) {
-  Plan plan;
-  plan.algorithm = algo.name;
-  plan.divisor = p;
-  const CollectiveArgs ra = rankArgs(args, rank);
-  PlanBuilder b(&plan);
-  applyInPlaceAlias(b, ra, rank);
-  algo.build(b, ra, Group::world(p, rank), opt);
-  b.finish();
-  return plan;
-}
-
 Result verifyFlat(const FlatAlgorithm& algo, const CollectiveArgs& args, int p, const BuildOptions& opt,
                   const std::vector<CollectiveArgs>& perRank) {
   Case c;

@@ -11,8 +11,6 @@ namespace strata::verify {
 // Options that make pipelined algorithms cut even small test vectors into many blocks.
 BuildOptions manyBlocksOptions();
 
-Plan buildFlatPlan(const FlatAlgorithm& algo, const CollectiveArgs& args, int p, int rank, const BuildOptions& opt);
-
 // Builds all p plans and runs the verifier; `perRank` (optional) gives each rank's own arguments.
 Result verifyFlat(const FlatAlgorithm& algo, const CollectiveArgs& args, int p, const BuildOptions& opt,
                   const std::vector<CollectiveArgs>& perRank = {});

@@ -1,0 +1,41 @@
+// A flat algorithm's plan for one rank, and its price: its cost formula and the rewrite its plan
+// makes.
+#include <algorithm>
+#include <set>
+
+#include "inter_node/algorithms/algorithm.h"
+#include "kernels/plan/peer_reads.h"
+
+namespace strata {
+
+Plan buildFlatPlan(const FlatAlgorithm& f, const CollectiveArgs& args, int p, int rank, const BuildOptions& opt) {
+  CollectiveArgs mine = args;
+  if ((specOf(args.coll).rooted && rank != args.root) || args.coll == Collective::kBarrier) mine.inPlace = false;
+  Plan plan;
+  plan.algorithm = f.name;
+  plan.divisor = p;
+  PlanBuilder b(&plan);
+  applyInPlaceAlias(b, mine, rank);
+  f.build(b, mine, Group::world(p, rank), opt);
+  b.finish();
+  return plan;
+}
+
+double flatRewrittenBytes(const FlatAlgorithm& f, const CollectiveArgs& args, int p, const LinkCost& c) {
+  if (p <= 1 || args.count == 0) return 0;
+  const int root = specOf(args.coll).rooted ? std::clamp(args.root, 0, p - 1) : 0;
+  BuildOptions opt;
+  opt.link = c;
+  double most = 0;
+  for (int r : std::set<int>{0, std::min(1, p - 1), p / 2, p - 1, root}) {
+    most = std::max(most, rewrittenBytes(buildFlatPlan(f, args, p, r, opt), args.elemSize()));
+  }
+  return most;
+}
+
+double flatAlgorithmPrice(const FlatAlgorithm& f, const CollectiveArgs& args, int p, const LinkCost& c) {
+  const double formula = f.cost(selectionArgs(args), p, c);
+  return c.rewrite > 0 ? formula + c.rewrite * flatRewrittenBytes(f, args, p, c) : formula;
+}
+
+}  // namespace strata

@@ -1,0 +1,75 @@
+// What a plan writes where a peer read it (kernels/plan/peer_reads.h), counted on the flat
+// algorithms' own plans, and its price on top of the formulas (flatAlgorithmPrice).
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "inter_node/algorithms/algorithm.h"
+#include "kernels/plan/peer_reads.h"
+
+namespace strata {
+namespace {
+
+CollectiveArgs call(Collective coll, size_t count, int p, bool inPlace) {
+  CollectiveArgs a;
+  a.coll = coll;
+  a.count = count;
+  a.type = strataFloat32;
+  a.op = strataSum;
+  a.commSize = p;
+  a.inPlace = inPlace;
+  return a;
+}
+
+double rewritten(Collective coll, const char* algo, size_t count, int p, bool inPlace) {
+  const FlatAlgorithm* f = findFlatAlgorithm(coll, algo);
+  EXPECT_NE(f, nullptr) << algo;
+  return f ? flatRewrittenBytes(*f, call(coll, count, p, inPlace), p, LinkCost{}) : -1;
+}
+
+TEST(PeerReads, CountsWritesWherePeersReadInTheSteadyState) {
+  Plan plan;
+  PlanBuilder b(&plan);
+  const Slice all{BufferId::kRecv, 0, 100}, lo{BufferId::kRecv, 0, 40}, mid{BufferId::kRecv, 30, 40};
+  b.recv(1, all, 0);                              // the next call's pass pays for what the send below marks
+  b.send(1, lo, 1);                               // marks [0, 40)
+  b.reduce(mid, {mid, Slice{BufferId::kSend, 0, 40}});  // pays [30, 40), clears it
+  b.copy(lo, Slice{BufferId::kSend, 0, 40});      // pays [0, 30)
+  b.finish();
+  const std::vector<double> per = rewrittenBytesPerStep(plan, 4);
+  ASSERT_EQ(per.size(), 4u);
+  EXPECT_DOUBLE_EQ(per[0], 0) << "the copy cleared every mark before the next call's receive";
+  EXPECT_DOUBLE_EQ(per[1], 0);
+  EXPECT_DOUBLE_EQ(per[2], 10 * 4);
+  EXPECT_DOUBLE_EQ(per[3], 30 * 4);
+  EXPECT_DOUBLE_EQ(rewrittenBytes(plan, 4), 40 * 4);
+}
+
+// Two ranks, 4096 floats (16 KiB): the ring sends the block it reduced, writes it again next call
+// (m/2); recursive doubling sends only the send buffer out of place (0) and reduces in place into
+// what its peer read (m); the ring allgather sends its own block from the send buffer (0).
+TEST(PeerReads, FlatAlgorithmsOnTwoRanks) {
+  const double m = 4096 * 4;
+  EXPECT_DOUBLE_EQ(rewritten(Collective::kAllReduce, "ring", 4096, 2, false), m / 2);
+  EXPECT_DOUBLE_EQ(rewritten(Collective::kAllReduce, "rabenseifner", 4096, 2, false), m / 2);
+  EXPECT_DOUBLE_EQ(rewritten(Collective::kAllReduce, "recursive_doubling", 4096, 2, false), 0);
+  EXPECT_DOUBLE_EQ(rewritten(Collective::kAllReduce, "recursive_doubling", 4096, 2, true), m);
+  EXPECT_DOUBLE_EQ(rewritten(Collective::kAllGather, "ring", 2048, 2, false), 0);
+  EXPECT_DOUBLE_EQ(rewritten(Collective::kReduceScatter, "ring", 2048, 2, false), 0);
+  // On more ranks a ring forwards what it received, and writes it again next call.
+  EXPECT_GT(rewritten(Collective::kAllGather, "ring", 1024, 4, false), 0);
+}
+
+TEST(PeerReads, PricedOnTopOfTheFormulaOnlyWhereTheLevelHasARewriteCost) {
+  const FlatAlgorithm* ring = findFlatAlgorithm(Collective::kAllReduce, "ring");
+  ASSERT_NE(ring, nullptr);
+  const CollectiveArgs a = call(Collective::kAllReduce, 4096, 2, false);
+  LinkCost c{1e-6, 1e-10, 2e-11};
+  const double formula = ring->cost(a, 2, c);
+  EXPECT_DOUBLE_EQ(flatAlgorithmPrice(*ring, a, 2, c), formula);
+  c.rewrite = 3e-10;
+  EXPECT_NEAR(flatAlgorithmPrice(*ring, a, 2, c), formula + 3e-10 * 4096 * 4 / 2, formula * 1e-12);
+}
+
+}  // namespace
+}  // namespace strata
