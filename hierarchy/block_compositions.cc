@@ -53,11 +53,10 @@ void buildAllGatherFullLane(PlanBuilder& b, const CollectiveArgs& a, const Topol
 
 double costAllGatherFullLane(const CollectiveArgs& a, const Topology& t, const LevelCosts& c) {
   const int n = t.maxNodeSize(), N = t.numNodes();
-  NestedCall call(Collective::kAllGather, a.count, 0, false);
-  // Out of place, the rank's own block is also copied from its send buffer (at memory speed: the
-  // node level's beta); the lane formulas, like every flat one, leave that copy out.
-  const double ownBlock = a.inPlace ? 0 : c.node.beta * callBytes(a);
-  return levelCost(a, call, N, c.lane) + ownBlock + nodeAllGatherCost(callBytes(a) * t.size, n, c.node);
+  // The lane's allgather out of place: its formula prices the copy of the rank's own block from its
+  // send buffer.
+  NestedCall call(Collective::kAllGather, a.count, 0, a.inPlace);
+  return levelCost(a, call, N, c.lane) + nodeAllGatherCost(callBytes(a) * t.size, n, c.node);
 }
 
 void buildAllGatherLeader(PlanBuilder& b, const CollectiveArgs& a, const Topology& t, const LevelCosts& c) {

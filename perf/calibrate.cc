@@ -53,12 +53,27 @@ double predict(strataComm_t comm, const CollectiveArgs& args, const std::string&
   return -1;
 }
 
+// The bytes the forced candidate's formula copies within a rank (priced at LinkCost::copy, which
+// LevelCosts::forWorkingSet sets to the node level's beta): its prediction with the node's beta 1
+// and everything else 0.
+double predictCopyBytes(strataComm_t comm, const CollectiveArgs& args, const std::string& algo) {
+  LevelCosts costs;
+  costs.flat = costs.lane = LinkCost{0, 0, 0};
+  costs.node = LinkCost{0, 1, 0};
+  for (const Candidate& cand : tools::candidatesUnder(comm, args, costs)) {
+    if (cand.name == algo) return cand.predictedSeconds;
+  }
+  return 0;
+}
+
 // Times `algo` of collective `op` on `comm` (every rank of the job calls this at once, each on its
 // own sub-communicator), medians of the slowest rank of the whole job.
 // `active`: this rank takes part (the others only join the job-wide barriers, waiting there);
 // `hostProcesses`: the processes of the host the sample's working set counts (the whole job's, as
 // the tuner counts them, also when only some of them are busy).
-// `inPlace`: the call in place (allreduce: the send buffer is the receive buffer).
+// `inPlace`: the call in place (allreduce: the send buffer is the receive buffer); its sample keeps
+// the out-of-place call's coefficients and working set, the tuner's key, and copies nothing
+// (perf/calibration_fit.h, separateCopies).
 bool measure(strataComm_t comm, bool active, int hostProcesses, const std::string& op, const std::string& algo,
              Level level, size_t bytes, int iters, int warmup, std::vector<Sample>* out, bool inPlace = false) {
   const int size = tools::topologyOf(comm).size;
@@ -72,7 +87,6 @@ bool measure(strataComm_t comm, bool active, int hostProcesses, const std::strin
   CallArgs a;
   a.type = strataFloat32;
   a.op = strataSum;
-  bool ok = true;
   a.inPlace = inPlace;
   Buffers buffers;
   buffers.send = send.data();
@@ -80,6 +94,7 @@ bool measure(strataComm_t comm, bool active, int hostProcesses, const std::strin
   const void* sendPtr = nullptr;
   void* recvPtr = nullptr;
   callPointers(d, s, a, tools::topologyOf(comm).rank, sizeof(float), buffers, &sendPtr, &recvPtr);
+  bool ok = true;
   auto call = [&] { ok &= skip || runStrata(d, s, a, sendPtr, recvPtr, comm, nullptr) == strataSuccess; };
   for (int w = 0; w < warmup; ++w) call();
   std::vector<double> times(static_cast<size_t>(iters));
@@ -109,6 +124,8 @@ bool measure(strataComm_t comm, bool active, int hostProcesses, const std::strin
   smp.coef = {predict(comm, args, algo, level, {1, 0, 0}), predict(comm, args, algo, level, {0, 1, 0}),
               predict(comm, args, algo, level, {0, 0, 1})};
   smp.what = op + " " + algo + (inPlace ? " in place " : " ") + std::to_string(s.reportedBytes) + " B";
+  smp.inPlace = inPlace;
+  if (level != Level::kNode && !inPlace) smp.copyBytes = predictCopyBytes(comm, args, algo);
   if (smp.coef[0] < 0) return false;
   args.inPlace = inPlace;
   if (const FlatAlgorithm* f = level == Level::kFlat ? findFlatAlgorithm(d.coll, algo) : nullptr) {
@@ -256,9 +273,12 @@ int calibrate(const std::string& path, int iters, int warmup) {
         ok &= measure(comm, active, hostProcesses, op, algo, level, bytes, iters, warmup, out);
       }
     };
-    // A ring's pair, and on more than 2 ranks recursive doubling's and halving's beside it.
+    // A ring's pair and its allgather in place (the out-of-place one also copies its own block: the
+    // difference prices the level's copies), and on more than 2 ranks recursive doubling's and
+    // halving's beside them.
     auto stepPairs = [&](bool enabled, bool logToo, strataComm_t rings, strataComm_t logs, std::vector<Sample>* out) {
       pair(enabled, rings, true, "ring", Level::kFlat, out);
+      if (enabled) ok &= measure(rings, true, hostProcesses, "allgather", "ring", Level::kFlat, bytes, iters, warmup, out, true);
       if (!enabled || !logToo) return;
       ok &= measure(logs, true, hostProcesses, "allgather", "recursive_doubling", Level::kFlat, bytes, iters, warmup, out);
       ok &= measure(logs, true, hostProcesses, "reducescatter", "recursive_halving", Level::kFlat, bytes, iters, warmup, out);
@@ -316,9 +336,28 @@ int calibrate(const std::string& path, int iters, int warmup) {
 
   CostParams params = defaultCostParams();
   LinkCost flatFit = params.flat, nodeFit = params.node, laneFit;
-  if (!flat.empty()) flatFit = fitLevel(flat);
   if (!node.empty()) nodeFit = fitLevel(node);
-  laneFit = lane.empty() ? flatFit : fitLevel(lane);
+  // The copies within a rank (an allgather's own block, out of place: on 2 ranks as much as its
+  // message) leave the flat and lane levels' beta and become their copy curves: fitted into beta,
+  // every algorithm without the copy paid it (a 2-rank ring allreduce's allgather phase sends in
+  // place, and at 16 MiB was priced 40% over).
+  const std::map<double, double> flatCopies = separateCopies(&flat), laneCopies = separateCopies(&lane);
+  if (!flat.empty()) flatFit = fitLevel(flat);
+  attachCopies(&flatFit, flatCopies);
+  if (lane.empty()) {
+    laneFit = flatFit;
+  } else {
+    laneFit = fitLevel(lane);
+    attachCopies(&laneFit, laneCopies);
+  }
+  // Alone, the same copies as busy (LinkCost::atShare keeps the copy's cost).
+  for (auto [v, fit] : {std::pair<std::vector<Sample>*, const LinkCost*>{&flatAlone1, &flatFit}, {&laneAlone1, &laneFit}}) {
+    for (Sample& s : *v) {
+      if (!(s.copyBytes > 0) || !fit->curve.carriesCopy()) continue;
+      s.fixed = s.copyBytes * fit->forWorkingSet(s.workingSet).copy;
+      s.seconds -= s.fixed;
+    }
+  }
   flatFit.alone = fitAlone(flatAlone1, flatFit, flatAloneShare);
   nodeFit.alone = fitAlone(nodeAlone1, nodeFit, nodeAloneShare);
   laneFit.alone = lane.empty() ? flatFit.alone : fitAlone(laneAlone1, laneFit, laneAloneShare);

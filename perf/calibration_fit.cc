@@ -95,6 +95,48 @@ double smallWorkingSetOf(const std::vector<Sample>& samples) {
 
 }  // namespace
 
+namespace {
+
+// The copy costs as a curve over the working set (in beta's place), for interpolation.
+BandwidthCurve copyCurve(const std::map<double, double>& copies) {
+  BandwidthCurve c;
+  for (const auto& [ws, perByte] : copies) c.add({ws, perByte, 0});
+  return c;
+}
+
+}  // namespace
+
+std::map<double, double> separateCopies(std::vector<Sample>* samples) {
+  std::map<double, double> copies;
+  for (const Sample& in : *samples) {
+    if (!in.inPlace || in.seconds <= 0) continue;
+    for (const Sample& out : *samples) {
+      if (out.inPlace || out.bytes != in.bytes || out.coef != in.coef || !(out.copyBytes > 0) || out.seconds <= 0) continue;
+      copies[out.workingSet] = std::max(0.0, (out.seconds - in.seconds) / out.copyBytes);
+    }
+  }
+  if (copies.empty()) return copies;
+  const BandwidthCurve curve = copyCurve(copies);
+  for (Sample& s : *samples) {
+    if (!(s.copyBytes > 0)) continue;
+    double perByte = 0, unused = 0;
+    curve.read(s.workingSet, &perByte, &unused);
+    s.fixed = s.copyBytes * perByte;
+    s.seconds -= s.fixed;
+  }
+  return copies;
+}
+
+void attachCopies(LinkCost* fitted, const std::map<double, double>& copies) {
+  if (copies.empty() || fitted->curve.empty()) return;
+  const BandwidthCurve curve = copyCurve(copies);
+  for (size_t k = 0; k < fitted->curve.size; ++k) {
+    double perByte = 0, unused = 0;
+    curve.read(fitted->curve.points[k].workingSet, &perByte, &unused);
+    fitted->curve.points[k].copy = perByte;
+  }
+}
+
 LinkCost fitLevel(const std::vector<Sample>& samples) {
   std::map<size_t, std::vector<const Sample*>> bySize;  // the curve's sizes
   std::vector<const Sample*> small;
@@ -218,8 +260,9 @@ namespace {
 void printSamples(const std::vector<Sample>& samples, const LinkCost& fitted, double share) {
   for (const Sample& s : samples) {
     const double model = modelled(s, fitted.forWorkingSet(s.workingSet).atShare(share));
-    std::printf("#         %-40s measured %10.2f us  model %10.2f us  (%+.0f%%)\n", s.what.c_str(), s.seconds * 1e6,
-                model * 1e6, (model / s.seconds - 1) * 100);
+    const double measured = s.seconds + s.fixed, priced = model + s.fixed;
+    std::printf("#         %-40s measured %10.2f us  model %10.2f us  (%+.0f%%)\n", s.what.c_str(), measured * 1e6,
+                priced * 1e6, (priced / measured - 1) * 100);
   }
 }
 
@@ -274,11 +317,11 @@ void setRewrite(const BandwidthCurve& rewrite, LinkCost* level) {
   if (rewrite.empty()) return;
   double beta = 0, gamma = 0, value = 0;
   if (level->curve.empty()) {
-    rewrite.read(rewrite.points[0].workingSet, &beta, &gamma, nullptr, &level->rewrite);
+    rewrite.read(rewrite.points[0].workingSet, &beta, &gamma, nullptr, nullptr, &level->rewrite);
     return;
   }
   for (size_t k = 0; k < level->curve.size; ++k) {
-    rewrite.read(level->curve.points[k].workingSet, &beta, &gamma, nullptr, &value);
+    rewrite.read(level->curve.points[k].workingSet, &beta, &gamma, nullptr, nullptr, &value);
     level->curve.points[k].rewrite = value;
   }
   level->rewrite = level->curve.points[0].rewrite;

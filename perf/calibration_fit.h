@@ -6,6 +6,7 @@
 
 #include <array>
 #include <cstddef>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -15,12 +16,29 @@ namespace strata::perf {
 
 struct Sample {
   std::array<double, 3> coef;  // seconds per unit of alpha, beta, gamma
-  double seconds;              // measured median (slowest rank of the whole job)
+  double seconds;              // measured median (slowest rank of the whole job), less `fixed`
   size_t bytes;
   double workingSet;  // bytes: the host's processes' send and receive buffers
   std::string what;
+  // Bytes the formula copies within a rank (an allgather's own block, priced at LinkCost::copy, the
+  // node level's beta), and the seconds they cost at the node level's fit: left out of this level's
+  // fit (`seconds` is the rest) and added back to report the sample.
+  double copyBytes = 0;
+  double fixed = 0;
+  bool inPlace = false;  // timed in place (its formula's coefficients are the out-of-place call's)
   double rewritten = 0;  // bytes its plan writes where a peer read them (kernels/plan/peer_reads.h)
 };
+
+// Per size, the copy per byte within a rank that an allgather out of place makes of its own block,
+// from the same call timed in place beside it (a pair: the same size and coefficients, one of them
+// in place): (out of place - in place) / the bytes its formula copies, at least 0. Every sample
+// whose formula copies then pays its bytes at that cost (interpolated in log working set between
+// the sizes that told it, held beyond them) as `fixed`, taken out of `seconds`. Returns the copy
+// per byte by working set, empty where no size has such a pair (the samples are left alone).
+std::map<double, double> separateCopies(std::vector<Sample>* samples);
+// The fitted level's curve carries those copy costs at its points (interpolated as above); it
+// carries none where `copies` is empty.
+void attachCopies(LinkCost* fitted, const std::map<double, double>& copies);
 
 // The level's parameters. Each size from 32 KiB up is a point of the curve: its beta and gamma
 // from that size's samples alone (a reduce-scatter and an allgather move the same bytes by

@@ -162,7 +162,7 @@ class Timeline {
         const double bytes = static_cast<double>(st.dst.count) * es;
         double d = 0;
         if (st.kind == StepKind::kReduce) d = local_.gamma * bytes * std::max<double>(1, st.inputCount - 1.0);
-        else if (st.kind == StepKind::kCopy) d = m_.costs.node.beta * bytes;
+        else if (st.kind == StepKind::kCopy) d = local_.copy * bytes;  // the flat level's (forWorkingSet)
         else d = local_.gamma * bytes;
         d += rewriteOf(r, s);
         const double begin = std::max(t, rr.busyUntil);

@@ -4,9 +4,9 @@
 // appends as many from r+d. ceil(log2 p) rounds for any p; a final rotation puts the blocks in rank
 // order (rank 0 with packed blocks works in its receive buffer directly). The rotation copies the
 // whole gathered buffer on every other rank: a local copy (copy per byte) the seed's formula leaves
-// out, and what makes Bruck slower than recursive doubling where both serve. (Putting the rank's
-// own block in place, m/p, every allgather does: the calibrated beta holds it.)
-//   T(m) = ceil(log2 p) alpha + (p-1)/p beta m + m copy
+// out, and what makes Bruck slower than recursive doubling where both serve; and, as in every
+// allgather out of place, the copy of the rank's own block (m/p).
+//   T(m) = ceil(log2 p) alpha + (p-1)/p beta m + (m + m/p) copy
 #include "inter_node/algorithms/algorithm.h"
 
 namespace strata {
@@ -48,14 +48,14 @@ void build(PlanBuilder& b, const CollectiveArgs& a, const Group& g, const BuildO
 
 double cost(const CollectiveArgs& a, int p, const LinkCost& c) {
   const double m = callBytes(a) * p;
-  return ceilLog2(p) * c.alpha + (p - 1.0) / p * c.beta * m + (p > 1 ? m : 0) * c.copy;
+  return ceilLog2(p) * c.alpha + (p - 1.0) / p * c.beta * m + (p > 1 ? m + m / p : 0) * c.copy;  // own block, rotation
 }
 
 }  // namespace
 
 extern const FlatAlgorithm kBruckAllGather = {"bruck", Collective::kAllGather, nullptr, build, cost,
-                                              "ceil(log p) a + (p-1)/p b m + m c"};
+                                              "ceil(log p) a + (p-1)/p b m + (m + m/p) c"};
 extern const FlatAlgorithm kBruckAllGatherv = {"bruck", Collective::kAllGatherv, nullptr, build, cost,
-                                               "ceil(log p) a + (p-1)/p b m + m c"};
+                                               "ceil(log p) a + (p-1)/p b m + (m + m/p) c"};
 
 }  // namespace strata

@@ -34,7 +34,9 @@ double flatRewrittenBytes(const FlatAlgorithm& f, const CollectiveArgs& args, in
 }
 
 double flatAlgorithmPrice(const FlatAlgorithm& f, const CollectiveArgs& args, int p, const LinkCost& c) {
-  const double formula = f.cost(selectionArgs(args), p, c);
+  CollectiveArgs shared = selectionArgs(args);
+  shared.inPlace = args.inPlace;
+  const double formula = f.cost(shared, p, c);
   return c.rewrite > 0 ? formula + c.rewrite * flatRewrittenBytes(f, args, p, c) : formula;
 }
 

@@ -3,7 +3,8 @@
 // not a power of two the pairs (2j, 2j+1), j < p - p', first merge their blocks into the odd
 // member, which afterwards hands the even one the whole result. The blocks are gathered in rank
 // order in the receive buffer, or in scratch when the displacements leave gaps.
-//   T(m) = log2(p') alpha + (p'-1)/p' beta m  [+ 2 alpha + beta (m/p + m) if p != p']
+//   T(m) = log2(p') alpha + (p'-1)/p' beta m + c m/p  [+ 2 alpha + beta (m/p + m) if p != p']
+// (c m/p: the copy of the rank's own block into the receive buffer, LinkCost::copy.)
 #include "inter_node/algorithms/algorithm.h"
 
 namespace strata {
@@ -58,7 +59,7 @@ void build(PlanBuilder& b, const CollectiveArgs& a, const Group& g, const BuildO
 double cost(const CollectiveArgs& a, int p, const LinkCost& c) {
   const int p2 = floorPow2(p);
   const double m = callBytes(a) * p;
-  double t = ceilLog2(p2) * c.alpha + (p2 - 1.0) / p2 * c.beta * m;
+  double t = ceilLog2(p2) * c.alpha + (p2 - 1.0) / p2 * c.beta * m + (a.inPlace ? 0 : c.copy * m / p);  // own block: a copy
   if (p2 != p) t += 2 * c.alpha + c.beta * (m / p + m);
   return t;
 }
@@ -67,9 +68,9 @@ double cost(const CollectiveArgs& a, int p, const LinkCost& c) {
 
 extern const FlatAlgorithm kRecursiveDoublingAllGather = {
     "recursive_doubling", Collective::kAllGather, nullptr, build, cost,
-    "log p' a + (p'-1)/p' b m [+ 2a + b(m/p + m) if p != p']"};
+    "log p' a + (p'-1)/p' b m + c m/p [+ 2a + b(m/p + m) if p != p']"};
 extern const FlatAlgorithm kRecursiveDoublingAllGatherv = {
     "recursive_doubling", Collective::kAllGatherv, nullptr, build, cost,
-    "log p' a + (p'-1)/p' b m [+ 2a + b(m/p + m) if p != p']"};
+    "log p' a + (p'-1)/p' b m + c m/p [+ 2a + b(m/p + m) if p != p']"};
 
 }  // namespace strata

@@ -1,5 +1,7 @@
 // Ring allgather (002, "Linear-ring allgather").
-//   T(m) = (p-1)(alpha + beta m/p)        (m: the gathered vector)
+//   T(m) = (p-1)(alpha + beta m/p) + c m/p        (m: the gathered vector; c m/p out of place)
+// c m/p: the copy of the rank's own block from its send buffer, within the rank (LinkCost::copy);
+// none in place, and none in the allgather phase of an allreduce, which prices its own phases.
 #include "inter_node/algorithms/algorithm.h"
 
 namespace strata {
@@ -33,14 +35,14 @@ void buildAllGather(PlanBuilder& b, const CollectiveArgs& a, const Group& g, con
 
 double cost(const CollectiveArgs& a, int p, const LinkCost& c) {
   const double m = callBytes(a) * p;
-  return (p - 1) * (c.alpha + c.beta * m / p);
+  return (p - 1) * (c.alpha + c.beta * m / p) + (a.inPlace ? 0 : c.copy * m / p);
 }
 
 }  // namespace
 
 extern const FlatAlgorithm kRingAllGather = {"ring", Collective::kAllGather, nullptr, buildAllGather, cost,
-                                             "(p-1)(a + b m/p)"};
+                                             "(p-1)(a + b m/p) + c m/p"};
 extern const FlatAlgorithm kRingAllGatherv = {"ring", Collective::kAllGatherv, nullptr, buildAllGather, cost,
-                                              "(p-1)(a + b m/p)"};
+                                              "(p-1)(a + b m/p) + c m/p"};
 
 }  // namespace strata

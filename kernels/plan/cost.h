@@ -21,11 +21,14 @@ namespace strata {
 // the size too (8 processes on 2 cores pay a step's scheduling at 64 KiB, 2x the small messages'
 // alpha, while their bytes move faster than a beta read off ring algorithms alone would say), and
 // a calibration that times algorithms of different step counts at one size separates the two.
+// It may carry a copy's cost per byte within a rank too, at every point or at none (an allgather
+// timed out of place and in place tells it: its own block's copy from the send buffer).
 struct BandwidthCurve {
   static constexpr size_t kMaxPoints = 16;
   struct Point {
     double workingSet = 0, beta = 0, gamma = 0;
     double alpha = -1;  // < 0: the curve carries no alpha
+    double copy = -1;   // < 0: the curve carries no copy
     double rewrite = 0;  // LinkCost::rewrite at this working set
   };
   std::array<Point, kMaxPoints> points{};  // the first `size`, by working set
@@ -50,21 +53,26 @@ struct BandwidthCurve {
     return true;
   }
   bool carriesAlpha() const { return size > 0 && points[0].alpha >= 0; }
-  // Beta and gamma at working set `ws` (the curve must not be empty), alpha where the curve
-  // carries it (`alpha` is left alone where it does not), and the rewrite cost.
-  void read(double ws, double* beta, double* gamma, double* alpha = nullptr, double* rewrite = nullptr) const {
+  bool carriesCopy() const { return size > 0 && points[0].copy >= 0; }
+  // Beta and gamma at working set `ws` (the curve must not be empty), alpha and the copy's cost
+  // where the curve carries them (`alpha` and `copy` are left alone where it does not), and the
+  // rewrite cost.
+  void read(double ws, double* beta, double* gamma, double* alpha = nullptr, double* copy = nullptr,
+            double* rewrite = nullptr) const {
     const Point& first = points[0];
     const Point& last = points[size - 1];
-    const bool withAlpha = alpha != nullptr && carriesAlpha();
+    const bool withAlpha = alpha != nullptr && carriesAlpha(), withCopy = copy != nullptr && carriesCopy();
     if (ws <= first.workingSet || size == 1) {
       *beta = first.beta, *gamma = first.gamma;
       if (withAlpha) *alpha = first.alpha;
+      if (withCopy) *copy = first.copy;
       if (rewrite) *rewrite = first.rewrite;
       return;
     }
     if (ws >= last.workingSet) {
       *beta = last.beta, *gamma = last.gamma;
       if (withAlpha) *alpha = last.alpha;
+      if (withCopy) *copy = last.copy;
       if (rewrite) *rewrite = last.rewrite;
       return;
     }
@@ -76,6 +84,7 @@ struct BandwidthCurve {
     *beta = lo.beta + t * (hi.beta - lo.beta);
     *gamma = lo.gamma + t * (hi.gamma - lo.gamma);
     if (withAlpha) *alpha = lo.alpha + t * (hi.alpha - lo.alpha);
+    if (withCopy) *copy = lo.copy + t * (hi.copy - lo.copy);
     if (rewrite) *rewrite = lo.rewrite + t * (hi.rewrite - lo.rewrite);
   }
 };
@@ -123,8 +132,9 @@ struct LinkCost {
   // The node level: bytes a node step moves per round, each round paying alpha (the host
   // segment's 256 KiB slots; a GPU node's peer buffers are larger).
   double roundBytes = 256 << 10;
-  // Seconds per byte of a copy within a rank's own memory that an algorithm makes beyond what the
-  // calibrated algorithms make (Bruck's final rotation): the node level's beta, set by
+  // Seconds per byte of a copy within a rank's own memory (an allgather's own block from the send
+  // buffer, Bruck's final rotation): the level's own curve where calibration measured it (an
+  // allgather out of place against in place), else the node level's beta; set by
   // LevelCosts::forWorkingSet (0: such copies are free).
   double copy = 0;
   // Seconds per byte a rank writes into its own buffer where a peer read it through a single-copy
@@ -143,7 +153,7 @@ struct LinkCost {
   LinkCost forWorkingSet(double ws) const {
     LinkCost out = atShare(1 / share);  // every process busy again
     out.workingSet = ws;
-    if (!curve.empty()) curve.read(ws, &out.beta, &out.gamma, &out.alpha, &out.rewrite);
+    if (!curve.empty()) curve.read(ws, &out.beta, &out.gamma, &out.alpha, &out.copy, &out.rewrite);
     return out;
   }
   // The costs of a phase that keeps the share `s` (0 < s <= 1) of the processes these costs assume
@@ -239,7 +249,9 @@ struct LevelCosts {
     out.flat = flat.forWorkingSet(workingSetBytes);
     out.node = node.forWorkingSet(workingSetBytes);
     out.lane = lane.forWorkingSet(workingSetBytes);
-    out.flat.copy = out.node.copy = out.lane.copy = out.node.beta;
+    out.node.copy = out.node.beta;
+    if (!flat.curve.carriesCopy()) out.flat.copy = out.node.beta;
+    if (!lane.curve.carriesCopy()) out.lane.copy = out.node.beta;
     return out;
   }
 };

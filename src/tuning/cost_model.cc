@@ -103,7 +103,7 @@ Status loadCostParams(const std::string& path, CostParams* out) {
   std::set<std::string> levelsSet;  // levels the file names: the defaults' curves do not apply
   // Per level: working set -> its point (beta, gamma, alpha, rewrite), each seen or not.
   std::map<std::string, std::map<double, BandwidthCurve::Point>> curves;
-  std::map<std::string, std::map<double, int>> curveSeen;  // bit 1 beta, bit 2 gamma, bit 4 alpha, bit 8 rewrite
+  std::map<std::string, std::map<double, int>> curveSeen;  // bit 1 beta, 2 gamma, 4 alpha, 8 copy, 16 rewrite
   while (std::getline(in, line)) {
     ++lineNo;
     if (line.empty() || line[0] == '#') continue;
@@ -143,18 +143,19 @@ Status loadCostParams(const std::string& path, CostParams* out) {
                         path.c_str(), lineNo, key.c_str());
     }
     if (level && ws > 0 &&
-        (field == "beta" || field == "gamma" || field == "alpha" || field == "rewrite" || field == "alone_beta" ||
-         field == "alone_gamma" || field == "alone_alpha")) {
+        (field == "beta" || field == "gamma" || field == "alpha" || field == "copy" || field == "rewrite" ||
+         field == "alone_beta" || field == "alone_gamma" || field == "alone_alpha")) {
       const std::string curve = field.rfind("alone_", 0) == 0 ? name + ".alone" : name;
       const bool isBeta = field == "beta" || field == "alone_beta", isAlpha = field == "alpha" || field == "alone_alpha";
+      const bool isCopy = field == "copy";
       BandwidthCurve::Point& pt = curves[curve][ws];
       if (field == "rewrite") {
         pt.rewrite = value;
-        curveSeen[curve][ws] |= 8;
+        curveSeen[curve][ws] |= 16;
         continue;
       }
-      (isAlpha ? pt.alpha : isBeta ? pt.beta : pt.gamma) = value;
-      curveSeen[curve][ws] |= isAlpha ? 4 : isBeta ? 1 : 2;
+      (isCopy ? pt.copy : isAlpha ? pt.alpha : isBeta ? pt.beta : pt.gamma) = value;
+      curveSeen[curve][ws] |= isCopy ? 8 : isAlpha ? 4 : isBeta ? 1 : 2;
     } else if (level && ws < 0 && field == "alpha") level->alpha = value;
     else if (level && ws < 0 && field == "rewrite") level->rewrite = value;
     else if (level && ws < 0 && field == "beta") level->beta = value;
@@ -177,9 +178,9 @@ Status loadCostParams(const std::string& path, CostParams* out) {
         STRATA_REQUIRE((seen & 3) == 3, strataInvalidArgument, "%s: %sbeta@%.0f and %sgamma@%.0f come in pairs",
                        path.c_str(), prefix.c_str(), ws, prefix.c_str(), ws);
         STRATA_REQUIRE(seen == firstSeen, strataInvalidArgument,
-                       "%s: %salpha@ and %srewrite@ are each given at every point of the curve or at none (%.0f differs "
-                       "from the first)",
-                       path.c_str(), prefix.c_str(), prefix.c_str(), ws);
+                       "%s: %salpha@, %scopy@ and %srewrite@ are each given at every point of the curve or at none (%.0f "
+                       "differs from the first)",
+                       path.c_str(), prefix.c_str(), prefix.c_str(), prefix.c_str(), ws);
         pt.workingSet = ws;
         STRATA_REQUIRE(curve->add(pt), strataInvalidArgument, "%s: more than %zu points of %sbeta@", path.c_str(),
                        BandwidthCurve::kMaxPoints, prefix.c_str());
@@ -199,10 +200,11 @@ Status saveCostParams(const std::string& path, const CostParams& params) {
                "# Strata cost parameters: alpha (s per message), beta (s per byte), gamma (s per byte reduced);\n"
                "# LEVEL.beta@W and LEVEL.gamma@W: beta and gamma when the host's processes' send and receive buffers\n"
                "# add up to W bytes (interpolated in log W between points; LEVEL.alpha@W, at every point or at none:\n"
-               "# alpha there, where calibration could tell it from beta); LEVEL.alone_*: the costs when only the\n"
-               "# share alone_share of the host's processes is busy, as fractions of the costs with all of them busy\n"
-               "# (alone_beta@W, alone_gamma@W and alone_alpha@W per working set as above); LEVEL.rewrite@W (or\n"
-               "# LEVEL.rewrite without a curve): seconds per byte written where a peer read it (0 where absent)\n");
+               "# alpha there, where calibration could tell it from beta; LEVEL.copy@W likewise: a copy within a\n"
+               "# rank, s per byte, where calibration timed an allgather in place beside it); LEVEL.alone_*: the\n"
+               "# costs when only the share alone_share of the host's processes is busy, as fractions of the costs\n"
+               "# with all of them busy (alone_beta@W, alone_gamma@W and alone_alpha@W per working set as above);\n"
+               "# LEVEL.rewrite@W (or LEVEL.rewrite without a curve): seconds per byte written where a peer read it\n");
   const struct {
     const char* name;
     const LinkCost* c;
@@ -216,6 +218,7 @@ Status saveCostParams(const std::string& path, const CostParams& params) {
       std::fprintf(f, "%s.beta@%.0f %.6e\n%s.gamma@%.0f %.6e\n", l.name, pt.workingSet, pt.beta, l.name, pt.workingSet,
                    pt.gamma);
       if (l.c->curve.carriesAlpha()) std::fprintf(f, "%s.alpha@%.0f %.6e\n", l.name, pt.workingSet, pt.alpha);
+      if (l.c->curve.carriesCopy()) std::fprintf(f, "%s.copy@%.0f %.6e\n", l.name, pt.workingSet, pt.copy);
       if (rewrites) std::fprintf(f, "%s.rewrite@%.0f %.6e\n", l.name, pt.workingSet, pt.rewrite);
     }
     if (l.c->curve.empty() && l.c->rewrite > 0) std::fprintf(f, "%s.rewrite %.6e\n", l.name, l.c->rewrite);

@@ -127,6 +127,50 @@ TEST(CalibrationFit, AloneAlphaStaysTheSmallSizesWhereTheBusyOneGrows) {
   }
 }
 
+// A 2-rank ring allgather out of place also copies its own block (m/2) within the rank; timed in
+// place beside it, the difference is the copy: separated, beta and gamma come back as the level's
+// messages cost them, and the copy as the level's curve. Without the in-place call nothing changes.
+TEST(CalibrationFit, AnAllGatherInPlaceTellsTheCopyOfItsOwnBlock) {
+  auto copyAt = [](double m) { return m < (1 << 20) ? 2e-11 : 8e-11; };
+  std::vector<Sample> samples;
+  for (size_t bytes : kSizes) {
+    const double m = static_cast<double>(bytes), ws = 2 * 1.5 * m;
+    for (int kind = 0; kind < 3; ++kind) {  // allgather out of place, in place, reduce-scatter
+      Sample s;
+      s.coef = {1, m / 2, kind == 2 ? m / 2 : 0};
+      s.copyBytes = kind == 0 ? m / 2 : 0;
+      s.inPlace = kind == 1;
+      s.seconds = 4e-6 + s.coef[1] * betaAt(m) + s.coef[2] * kGamma + s.copyBytes * copyAt(m);
+      s.bytes = bytes;
+      s.workingSet = ws;
+      s.what = std::to_string(kind) + " " + std::to_string(bytes);
+      samples.push_back(s);
+    }
+  }
+  std::vector<Sample> untouched = samples;
+  for (Sample& s : untouched) s.inPlace = false;
+  EXPECT_TRUE(separateCopies(&untouched).empty()) << "no call in place: no copy told";
+  EXPECT_DOUBLE_EQ(untouched[0].fixed, 0);
+  const std::map<double, double> copies = separateCopies(&samples);
+  ASSERT_EQ(copies.size(), kSizes.size());
+  LinkCost f = fitLevel(samples);
+  attachCopies(&f, copies);
+  ASSERT_TRUE(f.curve.carriesCopy());
+  for (const Sample& s : samples) {
+    const double m = static_cast<double>(s.bytes);
+    EXPECT_NEAR(s.fixed, s.copyBytes * copyAt(m), 1e-15) << s.what;
+    if (s.bytes < (32 << 10)) continue;
+    const LinkCost at = f.forWorkingSet(s.workingSet);
+    EXPECT_NEAR(at.beta / betaAt(m), 1, 0.01) << s.what;
+    EXPECT_NEAR(at.gamma / kGamma, 1, 0.01) << s.what;
+    EXPECT_NEAR(at.copy / copyAt(m), 1, 0.01) << s.what;
+  }
+  // A pair whose in-place call ran slower (noise) tells a copy of 0, not less.
+  std::vector<Sample> noisy = {samples[0], samples[1]};
+  noisy[1].seconds = noisy[0].seconds * 1.1;
+  EXPECT_DOUBLE_EQ(separateCopies(&noisy).begin()->second, 0);
+}
+
 TEST(CalibrationFit, GammaSurvivesALevelWhoseSpeedDriftsBetweenSizes) {
   // The large sizes run 0.6x - 1.5x as long as the parameters say, size by size (both calls of a
   // size alike, as when the machine's speed drifts between sizes): gamma, from each size's pair,

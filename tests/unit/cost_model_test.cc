@@ -93,6 +93,9 @@ TEST(CostModel, RetiredKeysAndHalfPointsAreErrors) {
       {"flat.beta@lots 1e-10\n", "positive number of bytes"},
       {"flat.beta@1000 1e-10\nflat.gamma@1000 1e-11\nflat.alpha@1000 4e-6\nflat.beta@4000 2e-10\nflat.gamma@4000 1e-11\n",
        "at every point of the curve or at none"},
+      {"lane.beta@1000 1e-10\nlane.gamma@1000 1e-11\nlane.beta@4000 2e-10\nlane.gamma@4000 1e-11\nlane.copy@4000 5e-11\n",
+       "at every point of the curve or at none"},
+      {"node.alone_copy@1000 0.5\n", "unknown key"},
       {"lane.alone_share 1.5\n", "out of its range"},
   };
   for (const auto& [text, why] : cases) {
@@ -222,6 +225,34 @@ TEST(CostModel, TheRewriteCostIsACurveThroughTheFile) {
   s = loadCostParams(path, &q);
   EXPECT_FALSE(s.ok());
   EXPECT_NE(s.message().find("rewrite@"), std::string::npos) << s.message();
+  std::remove(path.c_str());
+}
+
+// A level's copies within a rank: its own curve where calibration measured them (an allgather out of
+// place against in place), else the node level's beta; through the file and back.
+TEST(CostModel, ALevelMayCarryItsOwnCopyCost) {
+  LevelCosts c;
+  c.node = LinkCost{1e-6, 3e-10, 1e-10};
+  c.flat = LinkCost{4e-6, 1e-9, 1e-10};
+  c.flat.curve = BandwidthCurve::of({{1000, 1e-10, 1e-11}, {4000, 2e-10, 1e-11}});
+  c.flat.curve.points[0].copy = 2e-11;
+  c.flat.curve.points[1].copy = 6e-11;
+  ASSERT_TRUE(c.flat.curve.carriesCopy());
+  EXPECT_NEAR(c.forWorkingSet(2000).flat.copy, 4e-11, 1e-22) << "interpolated in log W";
+  EXPECT_DOUBLE_EQ(c.forWorkingSet(10).flat.copy, 2e-11);
+  EXPECT_DOUBLE_EQ(c.forWorkingSet(2000).lane.copy, 3e-10) << "a level without its own: the node's beta";
+  EXPECT_DOUBLE_EQ(c.forWorkingSet(2000).node.copy, 3e-10);
+  EXPECT_DOUBLE_EQ(c.forWorkingSet(2000).flat.atShare(0.5).copy, c.forWorkingSet(2000).flat.copy);
+  CostParams p = defaultCostParams();
+  p.flat = c.flat;
+  const std::string path = tempPath("strata_costs_copy.txt");
+  ASSERT_TRUE(saveCostParams(path, p).ok());
+  CostParams q;
+  const Status s = loadCostParams(path, &q);
+  ASSERT_TRUE(s.ok()) << s.message();
+  ASSERT_TRUE(q.flat.curve.carriesCopy());
+  EXPECT_NEAR(q.flat.curve.points[1].copy, 6e-11, 1e-22);
+  EXPECT_FALSE(q.node.curve.carriesCopy());
   std::remove(path.c_str());
 }
 

@@ -192,7 +192,6 @@ TEST(PlanTiming, MessagesThatWouldShareALinkGoOneAtATime) {
 // as cheap as the reduce-scatter, pricing reductions at nothing).
 TEST(PlanTiming, TheFullLaneAllgatherFormulaCountsWhatItsPlanCopies) {
   const LinkCost node{1e-9, 1e-10, 0};
-  Machine m = machine(1, 4, LinkCost{0, 0, 0}, node);
   CollectiveArgs a;
   a.coll = Collective::kAllGather;
   a.count = size_t{1} << 18;  // per rank; 4 MiB gathered
@@ -204,6 +203,8 @@ TEST(PlanTiming, TheFullLaneAllgatherFormulaCountsWhatItsPlanCopies) {
   ASSERT_NE(full, nullptr);
   Topology topo;
   ASSERT_TRUE(Topology::fromShape({4}, 4, 0, &topo).ok());
+  // The costs of the call, as strata-model prices it (a copy within a rank at the node's beta).
+  const Machine m = machine(1, 4, LinkCost{0, 0, 0}, node).forCall(a);
   PlanTiming t;
   bool overBudget = false;
   const Status s = timeAlgorithm(a, "fulllane", m, 0, &t, &overBudget);

@@ -105,6 +105,39 @@ TEST(SelectionOneRank, EveryCandidatePaysTheLocalCopy) {
   }
 }
 
+// An allgather out of place copies its own block from the send buffer into the receive buffer
+// within the rank (Bruck also rotates the gathered buffer): the formula prices those bytes at
+// LinkCost::copy, as many as the busiest rank's plan copies, so that calibration can leave them out
+// of the level's beta (perf/calibrate.cc) and an allreduce's in-place allgather phase does not
+// pay them. In place (a composition's level) there is no own block to copy.
+TEST(SelectionCopies, AnAllGatherPricesTheCopiesItsPlanMakes) {
+  for (const FlatAlgorithm* f : flatAlgorithmsFor(Collective::kAllGather)) {
+    for (int p : {2, 4, 8}) {
+     for (bool inPlace : {false, true}) {
+      CollectiveArgs a;
+      a.coll = Collective::kAllGather;
+      a.count = 1000;
+      a.type = strataFloat32;
+      a.commSize = p;
+      a.inPlace = inPlace;
+      if (!f->whyUnsupported(a, p).empty()) continue;
+      LinkCost c{0, 0, 0};
+      c.copy = 1;
+      double most = 0;
+      for (int r = 0; r < p; ++r) {
+        const Plan plan = buildFlatPlan(*f, a, p, r, BuildOptions{});
+        double copied = 0;
+        for (const Step& st : plan.steps) {
+          if (st.kind == StepKind::kCopy) copied += static_cast<double>(st.dst.count) * 4;
+        }
+        most = std::max(most, copied);
+      }
+      EXPECT_DOUBLE_EQ(f->cost(a, p, c), most) << f->name << " on " << p << " ranks" << (inPlace ? " in place" : "");
+     }
+    }
+  }
+}
+
 // A leader composition on one node keeps its level of one member, whose plan still copies between
 // the level's buffers where they differ: the root's send buffer into its receive buffer (broadcast),
 // the node's sums into the scatter's buffer (reduce-scatter). The price holds that copy, and the
