@@ -6,7 +6,8 @@
 // whole gathered buffer on every other rank: a local copy (copy per byte) the seed's formula leaves
 // out, and what makes Bruck slower than recursive doubling where both serve; and, as in every
 // allgather out of place, the copy of the rank's own block (m/p).
-//   T(m) = ceil(log2 p) alpha + (p-1)/p beta m + (m + m/p) copy
+//   T(m) = ceil(log2 p) alpha + (p-1)/p beta m + (m + m/p) copy        (in place too: the rotated
+//   working range starts with the own block; on one rank only the own block, out of place)
 #include "inter_node/algorithms/algorithm.h"
 
 namespace strata {
@@ -20,8 +21,10 @@ void build(PlanBuilder& b, const CollectiveArgs& a, const Group& g, const BuildO
   // rotated[i] = block (r + i) mod p, back to back
   std::vector<size_t> rot(static_cast<size_t>(p) + 1, 0);
   for (int i = 0; i < p; ++i) rot[static_cast<size_t>(i) + 1] = rot[static_cast<size_t>(i)] + blocks.count[static_cast<size_t>((r + i) % p)];
-  const bool direct = r == 0 && isPacked(blocks);
-  const Slice work = direct ? Slice{BufferId::kRecv, 0, rot.back()} : b.scratch(rot.back());
+  // Rank 0 of packed blocks gathers in rank order already, and one block (a level of one member)
+  // is its own rotation: both work in the receive buffer.
+  const bool direct = (r == 0 && isPacked(blocks)) || p == 1;
+  const Slice work = direct ? Slice{BufferId::kRecv, blocks.offset[0], rot.back()} : b.scratch(rot.back());
   auto range = [&](int lo, int hi) { return work.sub(rot[static_cast<size_t>(lo)], rot[static_cast<size_t>(hi)] - rot[static_cast<size_t>(lo)]); };
   b.label("bruck-allgather", 0);
   b.copy(range(0, 1), Slice{BufferId::kSend, 0, a.count});
@@ -48,7 +51,8 @@ void build(PlanBuilder& b, const CollectiveArgs& a, const Group& g, const BuildO
 
 double cost(const CollectiveArgs& a, int p, const LinkCost& c) {
   const double m = callBytes(a) * p;
-  return ceilLog2(p) * c.alpha + (p - 1.0) / p * c.beta * m + (p > 1 ? m + m / p : 0) * c.copy;  // own block, rotation
+  const double rotation = p > 1 ? m : 0, ownBlock = p > 1 || !a.inPlace ? m / p : 0;
+  return ceilLog2(p) * c.alpha + (p - 1.0) / p * c.beta * m + (rotation + ownBlock) * c.copy;
 }
 
 }  // namespace

@@ -112,7 +112,7 @@ TEST(SelectionOneRank, EveryCandidatePaysTheLocalCopy) {
 // pay them. In place (a composition's level) there is no own block to copy.
 TEST(SelectionCopies, AnAllGatherPricesTheCopiesItsPlanMakes) {
   for (const FlatAlgorithm* f : flatAlgorithmsFor(Collective::kAllGather)) {
-    for (int p : {2, 4, 8}) {
+    for (int p : {1, 2, 4, 8}) {
      for (bool inPlace : {false, true}) {
       CollectiveArgs a;
       a.coll = Collective::kAllGather;
