@@ -216,8 +216,9 @@ class Timeline {
         if (mt.arrived.size() < d.members.size()) return Status::Ok();
         const double end = mt.begin + mt.length;
         for (const auto& [member, step] : mt.arrived) {
-          ranks_[static_cast<size_t>(member)].busyUntil = end;
-          finishStep(member, step, end);
+          const double done = end + rewriteOf(member, step);  // its outputs where a peer read
+          ranks_[static_cast<size_t>(member)].busyUntil = done;
+          finishStep(member, step, done);
         }
         meetings_.erase({d.members, k});
         return Status::Ok();

@@ -53,13 +53,16 @@ const FlatAlgorithm* findFlatAlgorithm(Collective c, const std::string& name);
 Plan buildFlatPlan(const FlatAlgorithm& f, const CollectiveArgs& args, int p, int rank, const BuildOptions& opt);
 
 // The price of `f` for a call on `p` ranks of a level with costs `c`: its formula (on the
-// arguments every rank shares, selectionArgs, in place as `args` says: a composition's level is in
-// place on every rank alike, and the tuner passes its call out of place), plus, where the level has a rewrite cost, what its
+// arguments every rank shares, selectionArgs, in place as `args` says but for rooted calls: a
+// composition's level is in place on every rank alike, and the tuner passes its call out of place),
+// plus, where the level has a rewrite cost, what its
 // plan writes after a peer read it (kernels/plan/peer_reads.h) at c.rewrite per byte, the most of
 // any rank's (ranks 0, 1, p/2, p - 1 and the root: the same on every rank, as a choice must be).
 // `args.inPlace` counts here: an in-place call reduces into the buffer its peer read.
 double flatAlgorithmPrice(const FlatAlgorithm& f, const CollectiveArgs& args, int p, const LinkCost& c);
-// That second part alone, in bytes: the most any of those ranks' plans rewrites after a peer read.
+// That second part alone, in bytes: the most any of those ranks' plans rewrites after a peer read
+// (a rooted call counted out of place; gatherv, scatterv and alltoallv, whose arrays differ from
+// rank to rank, not counted).
 double flatRewrittenBytes(const FlatAlgorithm& f, const CollectiveArgs& args, int p, const LinkCost& c);
 
 // Bytes of a call's vector (count * element size) as a double, for cost formulas.

@@ -22,20 +22,30 @@ Plan buildFlatPlan(const FlatAlgorithm& f, const CollectiveArgs& args, int p, in
 }
 
 double flatRewrittenBytes(const FlatAlgorithm& f, const CollectiveArgs& args, int p, const LinkCost& c) {
-  if (p <= 1 || args.count == 0) return 0;
-  const int root = specOf(args.coll).rooted ? std::clamp(args.root, 0, p - 1) : 0;
+  // Only what every rank of the call knows alike, as a choice must read: a rooted call may be in
+  // place at its root alone (counted out of place), and the v-variants whose arrays are each
+  // rank's own (gatherv, scatterv, alltoallv) are not counted.
+  const Collective k = args.coll;
+  if (p <= 1 || args.count == 0 || k == Collective::kGatherv || k == Collective::kScatterv ||
+      k == Collective::kAllToAllv) {
+    return 0;
+  }
+  CollectiveArgs shared = args;
+  const bool rooted = specOf(k).rooted;
+  if (rooted) shared.inPlace = false;
+  const int root = rooted ? std::clamp(args.root, 0, p - 1) : 0;
   BuildOptions opt;
   opt.link = c;
   double most = 0;
   for (int r : std::set<int>{0, std::min(1, p - 1), p / 2, p - 1, root}) {
-    most = std::max(most, rewrittenBytes(buildFlatPlan(f, args, p, r, opt), args.elemSize()));
+    most = std::max(most, rewrittenBytes(buildFlatPlan(f, shared, p, r, opt), args.elemSize()));
   }
   return most;
 }
 
 double flatAlgorithmPrice(const FlatAlgorithm& f, const CollectiveArgs& args, int p, const LinkCost& c) {
   CollectiveArgs shared = selectionArgs(args);
-  shared.inPlace = args.inPlace;
+  shared.inPlace = args.inPlace && !specOf(args.coll).rooted;  // a rooted call's flag may be the root's alone
   const double formula = f.cost(shared, p, c);
   return c.rewrite > 0 ? formula + c.rewrite * flatRewrittenBytes(f, args, p, c) : formula;
 }

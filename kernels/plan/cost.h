@@ -54,26 +54,33 @@ struct BandwidthCurve {
   }
   bool carriesAlpha() const { return size > 0 && points[0].alpha >= 0; }
   bool carriesCopy() const { return size > 0 && points[0].copy >= 0; }
+  bool carriesRewrite() const {
+    for (size_t k = 0; k < size; ++k) {
+      if (points[k].rewrite > 0) return true;
+    }
+    return false;
+  }
   // Beta and gamma at working set `ws` (the curve must not be empty), alpha and the copy's cost
   // where the curve carries them (`alpha` and `copy` are left alone where it does not), and the
-  // rewrite cost.
+  // rewrite cost where it carries one (left alone where no point has one).
   void read(double ws, double* beta, double* gamma, double* alpha = nullptr, double* copy = nullptr,
             double* rewrite = nullptr) const {
     const Point& first = points[0];
     const Point& last = points[size - 1];
-    const bool withAlpha = alpha != nullptr && carriesAlpha(), withCopy = copy != nullptr && carriesCopy();
+    const bool withAlpha = alpha != nullptr && carriesAlpha(), withCopy = copy != nullptr && carriesCopy(),
+               withRewrite = rewrite != nullptr && carriesRewrite();
     if (ws <= first.workingSet || size == 1) {
       *beta = first.beta, *gamma = first.gamma;
       if (withAlpha) *alpha = first.alpha;
       if (withCopy) *copy = first.copy;
-      if (rewrite) *rewrite = first.rewrite;
+      if (withRewrite) *rewrite = first.rewrite;
       return;
     }
     if (ws >= last.workingSet) {
       *beta = last.beta, *gamma = last.gamma;
       if (withAlpha) *alpha = last.alpha;
       if (withCopy) *copy = last.copy;
-      if (rewrite) *rewrite = last.rewrite;
+      if (withRewrite) *rewrite = last.rewrite;
       return;
     }
     size_t k = 1;
@@ -85,7 +92,7 @@ struct BandwidthCurve {
     *gamma = lo.gamma + t * (hi.gamma - lo.gamma);
     if (withAlpha) *alpha = lo.alpha + t * (hi.alpha - lo.alpha);
     if (withCopy) *copy = lo.copy + t * (hi.copy - lo.copy);
-    if (rewrite) *rewrite = lo.rewrite + t * (hi.rewrite - lo.rewrite);
+    if (withRewrite) *rewrite = lo.rewrite + t * (hi.rewrite - lo.rewrite);
   }
 };
 

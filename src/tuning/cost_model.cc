@@ -177,10 +177,12 @@ Status loadCostParams(const std::string& path, CostParams* out) {
         const int seen = curveSeen[curveName][ws];
         STRATA_REQUIRE((seen & 3) == 3, strataInvalidArgument, "%s: %sbeta@%.0f and %sgamma@%.0f come in pairs",
                        path.c_str(), prefix.c_str(), ws, prefix.c_str(), ws);
+        const int differ = seen ^ firstSeen;
+        const char* field = (differ & 4) ? "alpha" : (differ & 8) ? "copy" : "rewrite";
         STRATA_REQUIRE(seen == firstSeen, strataInvalidArgument,
-                       "%s: %salpha@, %scopy@ and %srewrite@ are each given at every point of the curve or at none (%.0f "
-                       "differs from the first)",
-                       path.c_str(), prefix.c_str(), prefix.c_str(), prefix.c_str(), ws);
+                       "%s: %s%s@ is given at every point of the curve or at none (the point at %.0f differs from the "
+                       "first)",
+                       path.c_str(), prefix.c_str(), field, ws);
         pt.workingSet = ws;
         STRATA_REQUIRE(curve->add(pt), strataInvalidArgument, "%s: more than %zu points of %sbeta@", path.c_str(),
                        BandwidthCurve::kMaxPoints, prefix.c_str());

@@ -224,7 +224,15 @@ TEST(CostModel, TheRewriteCostIsACurveThroughTheFile) {
   }
   s = loadCostParams(path, &q);
   EXPECT_FALSE(s.ok());
-  EXPECT_NE(s.message().find("rewrite@"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("flat.rewrite@ is given at every point"), std::string::npos) << s.message();
+  // A level with a curve but no rewrite@ point keeps its plain LEVEL.rewrite.
+  {
+    std::ofstream f(path);
+    f << "flat.rewrite 2e-10\nflat.beta@1000 1e-10\nflat.gamma@1000 1e-11\n";
+  }
+  s = loadCostParams(path, &q);
+  ASSERT_TRUE(s.ok()) << s.message();
+  EXPECT_NEAR(q.flat.forWorkingSet(1e6).rewrite, 2e-10, 1e-18);
   std::remove(path.c_str());
 }
 

@@ -31,18 +31,36 @@ TEST(PeerReads, CountsWritesWherePeersReadInTheSteadyState) {
   Plan plan;
   PlanBuilder b(&plan);
   const Slice all{BufferId::kRecv, 0, 100}, lo{BufferId::kRecv, 0, 40}, mid{BufferId::kRecv, 30, 40};
-  b.recv(1, all, 0);                              // the next call's pass pays for what the send below marks
-  b.send(1, lo, 1);                               // marks [0, 40)
-  b.reduce(mid, {mid, Slice{BufferId::kSend, 0, 40}});  // pays [30, 40), clears it
-  b.copy(lo, Slice{BufferId::kSend, 0, 40});      // pays [0, 30)
+  b.recv(1, all, 0);                                     // pays what the previous call's send left marked
+  b.send(1, lo, 1);                                      // marks [0, 40)
+  b.reduce(mid, {mid, Slice{BufferId::kSend, 0, 40}});   // pays [30, 40); [0, 30) stays marked
   b.finish();
   const std::vector<double> per = rewrittenBytesPerStep(plan, 4);
-  ASSERT_EQ(per.size(), 4u);
-  EXPECT_DOUBLE_EQ(per[0], 0) << "the copy cleared every mark before the next call's receive";
+  ASSERT_EQ(per.size(), 3u);
+  EXPECT_DOUBLE_EQ(per[0], 30 * 4) << "the steady state: the last call's send marked [0, 30)";
   EXPECT_DOUBLE_EQ(per[1], 0);
   EXPECT_DOUBLE_EQ(per[2], 10 * 4);
-  EXPECT_DOUBLE_EQ(per[3], 30 * 4);
   EXPECT_DOUBLE_EQ(rewrittenBytes(plan, 4), 40 * 4);
+}
+
+// A write inside a marked range splits it; marks that touch or overlap merge.
+TEST(PeerReads, MarksSplitAndMerge) {
+  Plan plan;
+  PlanBuilder b(&plan);
+  b.send(1, Slice{BufferId::kRecv, 0, 100}, 0);
+  b.copy(Slice{BufferId::kRecv, 30, 10}, Slice{BufferId::kSend, 0, 10});  // [0, 30) and [40, 100) stay
+  b.recv(1, Slice{BufferId::kRecv, 0, 100}, 1);                             // 90 of them
+  b.send(1, Slice{BufferId::kScratch, 0, 10}, 2);
+  b.send(1, Slice{BufferId::kScratch, 20, 10}, 3);
+  b.send(1, Slice{BufferId::kScratch, 5, 20}, 4);                           // [0, 30) as one
+  b.copy(Slice{BufferId::kScratch, 0, 30}, Slice{BufferId::kSend, 0, 30});
+  b.finish();
+  const std::vector<double> per = rewrittenBytesPerStep(plan, 1);
+  ASSERT_EQ(per.size(), 7u);
+  EXPECT_DOUBLE_EQ(per[1], 10);
+  EXPECT_DOUBLE_EQ(per[2], 90);
+  EXPECT_DOUBLE_EQ(per[6], 30);
+  EXPECT_DOUBLE_EQ(rewrittenBytes(plan, 1), 130);
 }
 
 // Two ranks, 4096 floats (16 KiB): the ring sends the block it reduced, writes it again next call
