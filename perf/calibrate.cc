@@ -258,7 +258,8 @@ int calibrate(const std::string& path, int iters, int warmup) {
   for (size_t bytes = 32 << 10; bytes <= kMaxBytes; bytes *= 2) sizes.push_back(bytes);
   bool ok = true;
   std::vector<Sample> node, lane, flat, nodeAlone1, laneAlone1, flatAlone1, flatRewrite;
-  const bool measureRewrite = !oversubscribed && size > 1;
+  // Only where every process runs on one host: between hosts a NIC reads the buffer.
+  const bool measureRewrite = !oversubscribed && size > 1 && hostProcesses == size;
   std::map<std::string, std::vector<std::pair<size_t, double>>> native;  // op -> (bytes, seconds) of every sweep
   // Every rank runs every measurement (sub-communicators of one rank time nothing but still join
   // the job-wide barriers), so the levels are busy all at once; alone, the others wait.
@@ -365,7 +366,7 @@ int calibrate(const std::string& path, int iters, int warmup) {
   // host, as the flat level's pairs do.
   const BandwidthCurve rewrite = fitRewrite(flatRewrite);
   setRewrite(rewrite, &flatFit);
-  if (hostProcesses == size) setRewrite(rewrite, &laneFit);
+  setRewrite(rewrite, &laneFit);
   // Rank 0's fit for everyone: the samples are job-wide medians already, but the node and lane
   // samples of different nodes differ when the nodes' sizes do.
   static_assert(std::is_trivially_copyable_v<LinkCost>, "a level's fit travels as bytes");

@@ -163,6 +163,14 @@ struct LinkCost {
     if (!curve.empty()) curve.read(ws, &out.beta, &out.gamma, &out.alpha, &out.copy, &out.rewrite);
     return out;
   }
+  // The same costs without the rewrite: for a level whose messages cross between hosts, where a
+  // NIC reads the buffer and no other core's cache holds its lines.
+  LinkCost withoutRewrite() const {
+    LinkCost out = *this;
+    out.rewrite = 0;
+    for (size_t k = 0; k < out.curve.size; ++k) out.curve.points[k].rewrite = 0;
+    return out;
+  }
   // The costs of a phase that keeps the share `s` (0 < s <= 1) of the processes these costs assume
   // busy: a leader composition's lanes (s = 1/ranks per node), a tree's early rounds.
   LinkCost atShare(double s) const {

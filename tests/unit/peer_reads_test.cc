@@ -6,16 +6,13 @@
 
 #include "inter_node/algorithms/algorithm.h"
 #include "kernels/plan/peer_reads.h"
+#include "src/api/api_common.h"
 
 namespace strata {
 namespace {
 
 CollectiveArgs call(Collective coll, size_t count, int p, bool inPlace) {
-  CollectiveArgs a;
-  a.coll = coll;
-  a.count = count;
-  a.type = strataFloat32;
-  a.op = strataSum;
+  CollectiveArgs a = api::makeArgs(coll, count, strataFloat32, strataSum, 0);
   a.commSize = p;
   a.inPlace = inPlace;
   return a;
