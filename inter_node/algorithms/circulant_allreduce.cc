@@ -6,7 +6,11 @@
 // received to both. After the last round n = p-1 and S1 is the full reduction. Commutative
 // operators only (all of Strata's); ranks add in different orders, so the tuner does not pick it
 // for floating-point sums on its own.
-//   T(m) = ceil(log2 p)(alpha + beta m + 2 gamma m)
+//   T(m) = ceil(log2 p)(alpha + beta m + gamma m) + (z - 1) gamma m + copy m      (z > 0)
+// z: the rounds that keep S0, those followed by a round whose bit is 0; the first copies it, the
+// others add to it. Where p is a power of two p - 1 is all ones, z = 0 and S0 costs nothing.
+#include <algorithm>
+
 #include "inter_node/algorithms/algorithm.h"
 
 namespace strata {
@@ -49,14 +53,28 @@ void build(PlanBuilder& b, const CollectiveArgs& a, const Group& g, const BuildO
   divideIfAverage(b, a, s1);
 }
 
+// Every round sends, receives and adds to S1; a round followed by one that sends S0 also keeps S0
+// (the first time a copy, then an addition).
 double cost(const CollectiveArgs& a, int p, const LinkCost& c) {
   const double m = callBytes(a);
-  return ceilLog2(p) * (c.alpha + c.beta * m + 2 * c.gamma * m);
+  if (p <= 1) return 0;
+  std::vector<int> bits;  // of p-1, most significant first
+  for (int v = p - 1; v > 0; v >>= 1) bits.insert(bits.begin(), v & 1);
+  double t = 0;
+  bool haveS0 = false;
+  for (size_t j = 0; j < bits.size(); ++j) {
+    t += c.alpha + c.beta * m + c.gamma * m;
+    if (std::find(bits.begin() + static_cast<std::ptrdiff_t>(j) + 1, bits.end(), 0) != bits.end()) {
+      t += haveS0 ? c.gamma * m : c.copy * m;
+      haveS0 = true;
+    }
+  }
+  return t;
 }
 
 }  // namespace
 
 extern const FlatAlgorithm kCirculantAllReduce = {"circulant", Collective::kAllReduce, nullptr, build, cost,
-                                                  "ceil(log p)(a + b m + 2 g m)", rankOrderDependent};
+                                                  "ceil(log p)(a + b m + g m) + (z-1) g m + c m", rankOrderDependent};
 
 }  // namespace strata

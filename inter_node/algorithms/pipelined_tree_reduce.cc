@@ -45,6 +45,7 @@ void build(PlanBuilder& b, const CollectiveArgs& a, const Group& g, const BuildO
 }
 
 double cost(const CollectiveArgs& a, int p, const LinkCost& c) {
+  if (p <= 1) return 0;  // the root alone: its local copy is priced with every candidate's
   const BinaryTree tree = heapTree(p);
   BuildOptions opt;
   opt.link = c;

@@ -1,7 +1,13 @@
 // Recursive-halving reduce-scatter (002, "The power of the hypercube/butterfly"): log2 p' rounds,
 // each exchanging half of the remaining vector with partner r XOR 2^k; the pairing step folds p
 // to a power of two p' first, and the pair's odd member hands the even one its block at the end.
-//   T(m) = log2(p') alpha + (p'-1)/p' (beta + gamma) m  [+ alpha + (beta + gamma) m + alpha + beta m/p if p != p']
+//   T(m) = log2(p') alpha + (p'-1)/p' (beta + gamma) m                       (p = p')
+//   T(m) = (log2(p') + 2) alpha + (beta + gamma) m + beta m/p + sum over the rounds of
+//          beta max(k, s) + gamma k                                            (p != p')
+// k and s: what the busiest member keeps and sends in a round, its pair's double block among them
+// (for p = 3: k = 2m/3, s = m/3).
+#include <algorithm>
+
 #include "inter_node/algorithms/algorithm.h"
 
 namespace strata {
@@ -66,8 +72,18 @@ void build(PlanBuilder& b, const CollectiveArgs& a, const Group& g, const BuildO
 double cost(const CollectiveArgs& a, int p, const LinkCost& c) {
   const int p2 = floorPow2(p);
   const double m = callBytes(a) * p;
-  double t = ceilLog2(p2) * c.alpha + (p2 - 1.0) / p2 * (c.beta + c.gamma) * m;
-  if (p2 != p) t += 2 * c.alpha + (c.beta + c.gamma) * m + c.beta * m / p;
+  if (p2 == p) return ceilLog2(p2) * c.alpha + (p2 - 1.0) / p2 * (c.beta + c.gamma) * m;
+  // Folded: virtual block j < rem is a pair's two blocks. The busiest member is virtual rank 0's
+  // odd one: it receives and adds its partner's vector, keeps the range [0, mask) of virtual blocks
+  // in each round (the most pairs; it receives and adds that, and sends [mask, 2 mask)), and hands
+  // its partner's block back at the end.
+  const int rem = p - p2;
+  auto blocks = [rem](int lo, int hi) { return (hi - lo) + std::max(0, std::min(hi, rem) - lo); };  // of m/p
+  double t = 2 * c.alpha + (c.beta + c.gamma) * m + c.beta * m / p;
+  for (int mask = p2 / 2; mask >= 1; mask >>= 1) {
+    const double kept = blocks(0, mask) * m / p, sent = blocks(mask, 2 * mask) * m / p;
+    t += c.alpha + c.beta * std::max(kept, sent) + c.gamma * kept;
+  }
   return t;
 }
 
@@ -75,9 +91,9 @@ double cost(const CollectiveArgs& a, int p, const LinkCost& c) {
 
 extern const FlatAlgorithm kRecursiveHalvingReduceScatter = {
     "recursive_halving", Collective::kReduceScatter, nullptr, build, cost,
-    "log p' a + (p'-1)/p' (b + g) m [+ 2a + (b + g) m + b m/p if p != p']"};
+    "log p' a + (p'-1)/p' (b + g) m; folded: + 2a + (b + g) m + b m/p, the rounds by the busiest's blocks"};
 extern const FlatAlgorithm kRecursiveHalvingReduceScatterv = {
     "recursive_halving", Collective::kReduceScatterv, nullptr, build, cost,
-    "log p' a + (p'-1)/p' (b + g) m [+ 2a + (b + g) m + b m/p if p != p']"};
+    "log p' a + (p'-1)/p' (b + g) m; folded: + 2a + (b + g) m + b m/p, the rounds by the busiest's blocks"};
 
 }  // namespace strata
