@@ -141,8 +141,8 @@ struct LinkCost {
   double roundBytes = 256 << 10;
   // Seconds per byte of a copy within a rank's own memory (an allgather's own block from the send
   // buffer, Bruck's final rotation): the level's own curve where calibration measured it (an
-  // allgather out of place against in place), else the node level's beta; set by
-  // LevelCosts::forWorkingSet (0: such copies are free).
+  // allgather out of place against in place), else the flat level's measured one, else the node
+  // level's beta; set by LevelCosts::forWorkingSet (0: such copies are free).
   double copy = 0;
   // Seconds per byte a rank writes into its own buffer where a peer read it through a single-copy
   // message since the rank last wrote it (kernels/plan/peer_reads.h): between processes of one
@@ -264,9 +264,14 @@ struct LevelCosts {
     out.flat = flat.forWorkingSet(workingSetBytes);
     out.node = node.forWorkingSet(workingSetBytes);
     out.lane = lane.forWorkingSet(workingSetBytes);
-    out.node.copy = out.node.beta;
-    if (!flat.curve.carriesCopy()) out.flat.copy = out.node.beta;
-    if (!lane.curve.carriesCopy()) out.lane.copy = out.node.beta;
+    // A copy within a rank is the rank's own memory at work, whatever level the step belongs to:
+    // the flat level's measured copy serves the node level (a composition's level of one member
+    // copying its sums on one node) and a lane without its own. The node level's beta, the price of
+    // a byte through the shared slots (2-3x a plain copy on the AMD VM), only where none was measured.
+    const double ownCopy = flat.curve.carriesCopy() ? out.flat.copy : out.node.beta;
+    out.node.copy = ownCopy;
+    if (!flat.curve.carriesCopy()) out.flat.copy = ownCopy;
+    if (!lane.curve.carriesCopy()) out.lane.copy = ownCopy;
     return out;
   }
 };

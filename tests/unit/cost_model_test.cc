@@ -237,7 +237,7 @@ TEST(CostModel, TheRewriteCostIsACurveThroughTheFile) {
 }
 
 // A level's copies within a rank: its own curve where calibration measured them (an allgather out of
-// place against in place), else the node level's beta; through the file and back.
+// place against in place), else the flat level's, else the node level's beta; through the file and back.
 TEST(CostModel, ALevelMayCarryItsOwnCopyCost) {
   LevelCosts c;
   c.node = LinkCost{1e-6, 3e-10, 1e-10};
@@ -248,8 +248,12 @@ TEST(CostModel, ALevelMayCarryItsOwnCopyCost) {
   ASSERT_TRUE(c.flat.curve.carriesCopy());
   EXPECT_NEAR(c.forWorkingSet(2000).flat.copy, 4e-11, 1e-22) << "interpolated in log W";
   EXPECT_DOUBLE_EQ(c.forWorkingSet(10).flat.copy, 2e-11);
-  EXPECT_DOUBLE_EQ(c.forWorkingSet(2000).lane.copy, 3e-10) << "a level without its own: the node's beta";
-  EXPECT_DOUBLE_EQ(c.forWorkingSet(2000).node.copy, 3e-10);
+  EXPECT_NEAR(c.forWorkingSet(2000).lane.copy, 4e-11, 1e-22) << "a level without its own: the flat level's";
+  EXPECT_NEAR(c.forWorkingSet(2000).node.copy, 4e-11, 1e-22) << "a copy within a rank, not through the slots";
+  LevelCosts unmeasured = c;
+  unmeasured.flat.curve = BandwidthCurve{};
+  EXPECT_DOUBLE_EQ(unmeasured.forWorkingSet(2000).flat.copy, 3e-10) << "none measured: the node's beta";
+  EXPECT_DOUBLE_EQ(unmeasured.forWorkingSet(2000).node.copy, 3e-10);
   EXPECT_DOUBLE_EQ(c.forWorkingSet(2000).flat.atShare(0.5).copy, c.forWorkingSet(2000).flat.copy);
   CostParams p = defaultCostParams();
   p.flat = c.flat;
