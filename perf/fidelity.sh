@@ -6,7 +6,8 @@
 # model). Prints, per (shape, collective, size): the tuner's choice, its prediction against its
 # measured time, the spread of that time over the rounds (max / min - 1), and how far the choice is
 # from the fastest algorithm measured; and how often a round's time repeats the others' within 15%
-# (what the machine allows any model).
+# (what the machine allows any model). OUTDIR/fidelity_algorithms.md: the same for every algorithm
+# asked by name.
 #
 #   perf/fidelity.sh [OUTDIR] [ROUNDS]       (default out/fidelity, 3 rounds)
 #
@@ -99,3 +100,38 @@ if repeatTotal:
     print(f"the machine against itself: a round's measured time within 15% of the other rounds' median in "
           f"{repeat} of {repeatTotal} (cell, round) pairs")
 EOF
+
+# Every algorithm asked by name, not only the tuner's choice: a candidate priced off can take the
+# choice (or lose it) without the choice's own row showing it.
+python3 - "$out" "$rounds" <<'EOF' > "$out/fidelity_algorithms.md"
+import csv, statistics, sys
+from collections import defaultdict
+out, rounds = sys.argv[1], int(sys.argv[2])
+def size(b):
+    return f"{b >> 20} MiB" if b >= 1 << 20 else f"{b >> 10} KiB"
+print("| shape | collective | size | algorithm | predicted (us) | measured (us) | error | rounds' spread |")
+print("| --- | --- | ---: | --- | ---: | ---: | ---: | ---: |")
+summary = []
+for shape, label in (("2x1", "2 ranks"), ("8x4", "2x4")):
+    every = defaultdict(list)  # (op, bytes, algo) -> [(model, time)] per round
+    for r in range(1, rounds + 1):
+        for x in csv.DictReader(open(f"{out}/measured_{shape}_{r}.csv")):
+            if x["inplace"] == "0" and x["requested"] != "auto":
+                every[(x["op"], int(x["size_bytes"]), x["algo"])].append((float(x["model_us"]), float(x["time_us"])))
+    within = 0
+    absErrors = []
+    for (op, b, algo), runs in sorted(every.items()):
+        model = statistics.median(m for m, _ in runs)
+        times = [t for _, t in runs]
+        time = statistics.median(times)
+        err = model / time - 1
+        absErrors.append(abs(err))
+        within += abs(err) <= 0.15
+        print(f"| {label} | {op} | {size(b)} | {algo} | {model:.1f} | {time:.1f} | {100 * err:+.0f}% | "
+              f"{100 * (max(times) / min(times) - 1):.0f}% |")
+    if absErrors:
+        summary.append(f"{label}: {within} of {len(absErrors)} within 15% (median |error| "
+                       f"{100 * statistics.median(absErrors):.1f}%)")
+print("\nevery algorithm, predicted within 15% of measured: " + "; ".join(summary))
+EOF
+tail -n 1 "$out/fidelity_algorithms.md"
