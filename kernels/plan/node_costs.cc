@@ -42,16 +42,22 @@ double nodePipeline(const LinkCost& c, double root, double members, double round
 }
 }  // namespace
 
+// Their rounds pay the root's alpha too: each hands one slot between the root and the members, not
+// every member's to every other's as the symmetric ops do, and it is the alpha that calibration
+// fits to a node reduce measured with the roots alone busy (perf/calibration_fit.h, fitAlone; 2x4
+// on the AMD VM: 0.54 of the busy node alpha, which had priced a leader broadcast's node step at
+// 64 KiB at 31 us of alpha alone, the whole step measuring about 25).
 double nodeBroadcastCost(double m, int n, const LinkCost& c) {
   if (n <= 1) return c.beta * m;
+  const LinkCost root = nodeRootAlone(n, c);
   const double rounds = nodeOpRounds(m, c);
-  return rounds * c.alpha + nodePipeline(c, nodeRootAlone(n, c).beta * m, c.beta * m, rounds);
+  return rounds * root.alpha + nodePipeline(c, root.beta * m, c.beta * m, rounds);
 }
 double nodeReduceCost(double m, int n, const LinkCost& c) {
   if (n <= 1) return c.beta * m;
   const LinkCost root = nodeRootAlone(n, c);
   const double rounds = nodeOpRounds(m, c);
-  return rounds * c.alpha + nodePipeline(c, root.beta * m + root.gamma * m * n, c.beta * m, rounds);
+  return rounds * root.alpha + nodePipeline(c, root.beta * m + root.gamma * m * n, c.beta * m, rounds);
 }
 double nodeAllReduceCost(double m, int n, const LinkCost& c) {
   if (n <= 1) return c.beta * m;
@@ -59,8 +65,9 @@ double nodeAllReduceCost(double m, int n, const LinkCost& c) {
 }
 double nodeGatherCost(double m, int n, const LinkCost& c) {
   if (n <= 1) return c.beta * m;
+  const LinkCost root = nodeRootAlone(n, c);
   const double rounds = nodeOpRounds(m / n, c);
-  return rounds * c.alpha + nodePipeline(c, nodeRootAlone(n, c).beta * m, c.beta * m / n, rounds);
+  return rounds * root.alpha + nodePipeline(c, root.beta * m, c.beta * m / n, rounds);
 }
 double nodeAllToAllCost(double m, int n, const LinkCost& c) {
   if (n <= 1) return c.beta * m;
