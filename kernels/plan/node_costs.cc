@@ -27,6 +27,8 @@ double nodeAllGatherCost(double m, int n, const LinkCost& c) {
 // every member's input, or writes the whole vector into its slot, or reads every member's slot):
 // that part is priced at the share 1/n of the host's processes (kernels/plan/cost.h, HostShare).
 LinkCost nodeRootAlone(int n, const LinkCost& c) { return c.atShare(1.0 / n); }
+// Their other part keeps the members busy while the root waits: the share (n - 1)/n.
+LinkCost nodeMembersBusy(int n, const LinkCost& c) { return c.atShare((n - 1.0) / n); }
 
 // The root-centred ops pipeline through the double-buffered slots: the root writes (or reduces)
 // round r + 1 while the members read (or write) round r, so where each process has a core the
@@ -51,13 +53,13 @@ double nodeBroadcastCost(double m, int n, const LinkCost& c) {
   if (n <= 1) return c.beta * m;
   const LinkCost root = nodeRootAlone(n, c);
   const double rounds = nodeOpRounds(m, c);
-  return rounds * root.alpha + nodePipeline(c, root.beta * m, c.beta * m, rounds);
+  return rounds * root.alpha + nodePipeline(c, root.beta * m, nodeMembersBusy(n, c).beta * m, rounds);
 }
 double nodeReduceCost(double m, int n, const LinkCost& c) {
   if (n <= 1) return c.beta * m;
   const LinkCost root = nodeRootAlone(n, c);
   const double rounds = nodeOpRounds(m, c);
-  return rounds * root.alpha + nodePipeline(c, root.beta * m + root.gamma * m * n, c.beta * m, rounds);
+  return rounds * root.alpha + nodePipeline(c, root.beta * m + root.gamma * m * n, nodeMembersBusy(n, c).beta * m, rounds);
 }
 double nodeAllReduceCost(double m, int n, const LinkCost& c) {
   if (n <= 1) return c.beta * m;
@@ -67,7 +69,7 @@ double nodeGatherCost(double m, int n, const LinkCost& c) {
   if (n <= 1) return c.beta * m;
   const LinkCost root = nodeRootAlone(n, c);
   const double rounds = nodeOpRounds(m / n, c);
-  return rounds * root.alpha + nodePipeline(c, root.beta * m, c.beta * m / n, rounds);
+  return rounds * root.alpha + nodePipeline(c, root.beta * m, nodeMembersBusy(n, c).beta * m / n, rounds);
 }
 double nodeAllToAllCost(double m, int n, const LinkCost& c) {
   if (n <= 1) return c.beta * m;

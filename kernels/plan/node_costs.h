@@ -14,8 +14,9 @@ namespace strata {
 // every byte copied into or out of the segment beta, every input byte of a reduction gamma; the
 // members work in parallel, so the slowest member's share is the time. Where only each node's root
 // works (the reduce's reduction, the broadcast's and scatter's writes, the gather's reads) the
-// level's costs at the share 1/n apply (nodeRootAlone), and the root's side and the members' side
-// pipeline over the rounds where each process has a core (node_costs.cc). `m` is the whole vector
+// level's costs at the share 1/n apply (nodeRootAlone), where the members work and the roots wait
+// the share (n - 1)/n (nodeMembersBusy), and the root's side and the members' side pipeline over the
+// rounds where each process has a core (node_costs.cc). `m` is the whole vector
 // (or, for the block collectives, the whole gathered buffer), n the team size.
 double nodeReduceScatterCost(double m, int n, const LinkCost& c);
 double nodeAllGatherCost(double m, int n, const LinkCost& c);
@@ -26,8 +27,10 @@ double nodeGatherCost(double m, int n, const LinkCost& c);   // also scatter
 double nodeAllToAllCost(double m, int n, const LinkCost& c);  // m: one member's send bytes
 double nodeScanCost(double m, int n, const LinkCost& c);
 double nodeBarrierCost(int n, const LinkCost& c);
-// The node level's costs while one member of each node works and the others wait.
+// The node level's costs while one member of each node works and the others wait, and while the
+// others work and it waits.
 LinkCost nodeRootAlone(int n, const LinkCost& c);
+LinkCost nodeMembersBusy(int n, const LinkCost& c);
 
 // Rounds of a node op that puts `sharedBytes` per member through slots of c.roundBytes.
 double nodeOpRounds(double sharedBytes, const LinkCost& c);

@@ -334,11 +334,15 @@ TEST(CostModel, RootCentredNodeOpsPipelineWhereEachProcessHasACore) {
   shared.alone = HostShare{0.25, 0.5, BandwidthCurve::of({{1e6, 0.5, 0.5}})};
   shared = shared.forWorkingSet(1e6);
   const LinkCost root = nodeRootAlone(4, shared);
-  // The rounds at the root's alpha (half the busy one here), as calibration fits it.
+  // The rounds at the root's alpha (half the busy one here), as calibration fits it; the members'
+  // side at the share 3/4 (between alone and busy, linearly: 0.5 + 0.5 * 2/3 of busy).
   EXPECT_NEAR(root.alpha, 0.5e-6, 1e-18);
-  EXPECT_NEAR(nodeBroadcastCost(m, 4, shared), 4 * root.alpha + root.beta * m + 4e-10 * m, 1e-15) << "more processes than cores";
-  EXPECT_NEAR(nodeReduceCost(m, 4, shared), 4 * root.alpha + root.beta * m + root.gamma * 4 * m + 4e-10 * m, 1e-15);
-  EXPECT_NEAR(nodeGatherCost(m, 4, shared), root.alpha + root.beta * m + 4e-10 * m / 4, 1e-15);
+  const LinkCost members = nodeMembersBusy(4, shared);
+  EXPECT_NEAR(members.beta, 4e-10 * (0.5 + 0.5 * 2 / 3.0), 1e-22);
+  EXPECT_NEAR(nodeBroadcastCost(m, 4, shared), 4 * root.alpha + root.beta * m + members.beta * m, 1e-15)
+      << "more processes than cores";
+  EXPECT_NEAR(nodeReduceCost(m, 4, shared), 4 * root.alpha + root.beta * m + root.gamma * 4 * m + members.beta * m, 1e-15);
+  EXPECT_NEAR(nodeGatherCost(m, 4, shared), root.alpha + root.beta * m + members.beta * m / 4, 1e-15);
 }
 
 }  // namespace
