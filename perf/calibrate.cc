@@ -74,8 +74,12 @@ double predictCopyBytes(strataComm_t comm, const CollectiveArgs& args, const std
 // `inPlace`: the call in place (allreduce: the send buffer is the receive buffer); its sample keeps
 // the out-of-place call's coefficients and working set, the tuner's key, and copies nothing
 // (perf/calibration_fit.h, separateCopies).
+// `aloneShare` (< 1): the sample is timed for the level alone at that share, and its formula prices
+// its phases' shares itself (a node op: the root's side alone, the members' busier); its coefZero
+// is the formula with the level's alone costs at nothing (perf/calibration_fit.h).
 bool measure(strataComm_t comm, bool active, int hostProcesses, const std::string& op, const std::string& algo,
-             Level level, size_t bytes, int iters, int warmup, std::vector<Sample>* out, bool inPlace = false) {
+             Level level, size_t bytes, int iters, int warmup, std::vector<Sample>* out, bool inPlace = false,
+             double aloneShare = 1) {
   const int size = tools::topologyOf(comm).size;
   const CollectiveDescriptor& d = *findDescriptor(op);
   const CallShape s = d.shape(bytes, 4, size);
@@ -123,6 +127,16 @@ bool measure(strataComm_t comm, bool active, int hostProcesses, const std::strin
   smp.workingSet = hostProcesses * rankWorkingSetBytes(args);
   smp.coef = {predict(comm, args, algo, level, {1, 0, 0}), predict(comm, args, algo, level, {0, 1, 0}),
               predict(comm, args, algo, level, {0, 0, 1})};
+  if (aloneShare < 1) {
+    auto aloneFree = [aloneShare](LinkCost unit) {
+      unit.alone.share = aloneShare;
+      unit.alone.alpha = 0;
+      unit.alone.ratios = BandwidthCurve::of({{1, 0, 0}});
+      return unit;
+    };
+    smp.coefZero = {predict(comm, args, algo, level, aloneFree({1, 0, 0})), predict(comm, args, algo, level, aloneFree({0, 1, 0})),
+                    predict(comm, args, algo, level, aloneFree({0, 0, 1}))};
+  }
   smp.what = op + " " + algo + (inPlace ? " in place " : " ") + std::to_string(s.reportedBytes) + " B";
   smp.inPlace = inPlace;
   if (level != Level::kNode && !inPlace) smp.copyBytes = predictCopyBytes(comm, args, algo);
@@ -294,7 +308,8 @@ int calibrate(const std::string& path, int iters, int warmup) {
       }
     }
     if (nodeAlone) {
-      ok &= measure(nodeComm, true, hostProcesses, "reduce", "leader", Level::kNode, bytes, iters, warmup, &nodeAlone1);
+      ok &= measure(nodeComm, true, hostProcesses, "reduce", "leader", Level::kNode, bytes, iters, warmup, &nodeAlone1,
+                    false, nodeAloneShare);
     }
     pair(laneAlone, laneComm, topo.myLocalRank() == 0, "ring", Level::kFlat, &laneAlone1);
     if (flatAloneOneWay) {

@@ -61,7 +61,10 @@ std::array<double, N> nonNegativeFit(const std::vector<std::array<double, N + 2>
   return {};
 }
 
-double modelled(const Sample& s, const LinkCost& c) { return s.coef[0] * c.alpha + s.coef[1] * c.beta + s.coef[2] * c.gamma; }
+double modelled(const std::array<double, 3>& coef, const LinkCost& c) {
+  return coef[0] * c.alpha + coef[1] * c.beta + coef[2] * c.gamma;
+}
+double modelled(const Sample& s, const LinkCost& c) { return modelled(s.coef, c); }
 
 // Whether a size's samples tell alpha from beta: two of them whose alpha coefficients stand in
 // different ratios to their beta coefficients (a ring's p-1 steps against recursive doubling's
@@ -212,7 +215,7 @@ HostShare fitAlone(const std::vector<Sample>& alone, const LinkCost& busy, doubl
   // same calls), each fitted with the other held, three times round. One ratio per size, not one
   // each: the reductions' share of a call is too small for its own ratio to rise above the
   // machine's noise. Ratios the noise pinned at an edge stay within reason: alone at least 1/50 of
-  // busy, at most 4x.
+  // busy, alpha's at most 4x, beta's and gamma's at most 1.
   for (int round = 0; round < 3; ++round) {
     std::vector<std::array<double, 3>> smallRows;
     for (const Sample& s : alone) {
@@ -220,7 +223,8 @@ HostShare fitAlone(const std::vector<Sample>& alone, const LinkCost& busy, doubl
       const LinkCost c = plain.forWorkingSet(s.workingSet);
       double rb = 1, rg = 1;
       if (!h.ratios.empty()) h.ratios.read(s.workingSet, &rb, &rg);
-      smallRows.push_back({s.coef[0] * c.alpha, s.seconds - rb * s.coef[1] * c.beta - rg * s.coef[2] * c.gamma,
+      const std::array<double, 3> z = s.coefZero, k = {s.coef[0] - z[0], s.coef[1] - z[1], s.coef[2] - z[2]};
+      smallRows.push_back({k[0] * c.alpha, s.seconds - modelled(z, c) - rb * k[1] * c.beta - rg * k[2] * c.gamma,
                            1 / (s.seconds * s.seconds)});
     }
     if (!smallRows.empty()) h.alpha = std::clamp(nonNegativeFit<1>(smallRows)[0], 0.02, 4.0);
@@ -235,13 +239,16 @@ HostShare fitAlone(const std::vector<Sample>& alone, const LinkCost& busy, doubl
       const LinkCost c = plain.forWorkingSet(s.workingSet);
       std::array<double, 4>& acc = bySize[s.bytes];
       acc[3] = alphaRatio(c);
-      acc[0] += s.seconds - (acc[3] >= 0 ? acc[3] : h.alpha) * s.coef[0] * c.alpha;
-      acc[1] += s.coef[1] * c.beta + s.coef[2] * c.gamma;
+      const std::array<double, 3> z = s.coefZero;
+      acc[0] += s.seconds - modelled(z, c) - (acc[3] >= 0 ? acc[3] : h.alpha) * (s.coef[0] - z[0]) * c.alpha;
+      acc[1] += (s.coef[1] - z[1]) * c.beta + (s.coef[2] - z[2]) * c.gamma;
       acc[2] = s.workingSet;
     }
     h.ratios = BandwidthCurve{};
     for (const auto& [bytes, acc] : bySize) {
-      const double r = acc[1] > 0 ? std::clamp(acc[0] / acc[1], 0.02, 4.0) : 1.0;
+      // At most busy's: fewer busy processes never make a byte dearer (a node reduce at 512 MiB of
+      // working set came out 1.9x on 8 processes of the AMD VM, its alone and busy timings apart).
+      const double r = acc[1] > 0 ? std::clamp(acc[0] / acc[1], 0.02, 1.0) : 1.0;
       h.ratios.add({acc[2], r, r, acc[3]});
     }
     if (h.ratios.carriesAlpha()) {  // the small sizes' ratio up to the largest of them, as the busy curve
@@ -259,7 +266,10 @@ namespace {
 
 void printSamples(const std::vector<Sample>& samples, const LinkCost& fitted, double share) {
   for (const Sample& s : samples) {
-    const double model = modelled(s, fitted.forWorkingSet(s.workingSet).atShare(share));
+    // Alone: what stays at the busy costs (coefZero) plus the rest at the alone ones.
+    const LinkCost busy = fitted.forWorkingSet(s.workingSet);
+    const std::array<double, 3> rest = {s.coef[0] - s.coefZero[0], s.coef[1] - s.coefZero[1], s.coef[2] - s.coefZero[2]};
+    const double model = modelled(s.coefZero, busy) + modelled(rest, busy.atShare(share));
     const double measured = s.seconds + s.fixed, priced = model + s.fixed;
     std::printf("#         %-40s measured %10.2f us  model %10.2f us  (%+.0f%%)\n", s.what.c_str(), measured * 1e6,
                 priced * 1e6, (priced / measured - 1) * 100);

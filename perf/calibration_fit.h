@@ -27,6 +27,12 @@ struct Sample {
   double fixed = 0;
   bool inPlace = false;  // timed in place (its formula's coefficients are the out-of-place call's)
   double rewritten = 0;  // bytes its plan writes where a peer read them (kernels/plan/peer_reads.h)
+  // A sample timed alone whose formula prices its phases' host shares itself (a node reduce: the
+  // root's side at the alone share, the members' at (n-1)/n): the coefficients of what it costs
+  // with the level's alone costs at nothing. Its price is then linear in the alone ratio r,
+  // coefZero + r (coef - coefZero), which is what fitAlone fits. Zero where the whole call runs
+  // at the alone share (a lane or a pair of ranks alone).
+  std::array<double, 3> coefZero{0, 0, 0};
 };
 
 // Per size, the copy per byte within a rank that an allgather out of place makes of its own block,

@@ -202,6 +202,32 @@ TEST(CalibrationFit, ALevelMeasuredAloneGivesItsFractionsBack) {
   EXPECT_EQ(fitAlone({}, busy, 0.25).share, 1) << "never measured alone";
 }
 
+// A node reduce timed alone prices its root's side at the alone share and its members' side busier
+// (kernels/plan/node_costs.cc): the part its formula keeps at the busy costs (coefZero, here 40%
+// of every coefficient) is left out, and the ratios come back as the root's, not a blend of them
+// with the members' 1 (0.4 + 0.6 r).
+TEST(CalibrationFit, AnAloneSampleKeepsThePartItsFormulaPricesBusy) {
+  LinkCost t = truth();
+  t.alone = HostShare{0.25, 0.5, BandwidthCurve::of({{1e5, 0.3, 0.3}, {1e8, 0.6, 0.6}})};
+  const std::vector<double> flat(kSizes.size(), 1.0);
+  const LinkCost busy = fitLevel(nodeSamples(t, flat));
+  std::vector<Sample> alone = nodeSamples(t, flat);
+  for (Sample& smp : alone) {
+    const LinkCost b = t.forWorkingSet(smp.workingSet), a = b.atShare(0.25);
+    smp.coefZero = {0.4 * smp.coef[0], 0.4 * smp.coef[1], 0.4 * smp.coef[2]};
+    smp.seconds = 0.4 * (smp.coef[0] * b.alpha + smp.coef[1] * b.beta + smp.coef[2] * b.gamma) +
+                  0.6 * (smp.coef[0] * a.alpha + smp.coef[1] * a.beta + smp.coef[2] * a.gamma);
+  }
+  const HostShare h = fitAlone(alone, busy, 0.25);
+  EXPECT_NEAR(h.alpha, 0.5, 0.01);
+  ASSERT_EQ(h.ratios.size, 5u);
+  for (const BandwidthCurve::Point& p : h.ratios) {
+    double rb = 0, rg = 0;
+    t.alone.ratios.read(p.workingSet, &rb, &rg);
+    EXPECT_NEAR(p.beta, rb, 0.01) << p.workingSet;
+  }
+}
+
 // Pairs of one algorithm out of place and in place (its plan rewriting m bytes in place, none out
 // of place): the rewrite cost comes back per working set where in place is slower, 0 where in place
 // ran faster (its smaller working set), and the level's curve reads it at its own points.
