@@ -29,7 +29,7 @@ PeerNodeTeam::~PeerNodeTeam() {
   if (hostWords_ != nullptr) cudaFreeHost(hostWords_);
 }
 
-Status membersHaveOwnGpus(NodeTeam& team, double timeoutSeconds, bool* own) {
+Status exchangeNodeGpus(NodeTeam& team, double timeoutSeconds, NodeGpus* out) {
   // Every member sees the same addresses, so all decide alike.
   struct Entry {
     PciAddress pci;
@@ -39,13 +39,16 @@ Status membersHaveOwnGpus(NodeTeam& team, double timeoutSeconds, bool* own) {
   mine.ok = myPciAddress(&mine.pci).ok() ? 1 : 0;
   std::vector<Entry> all(static_cast<size_t>(team.size()));
   STRATA_CHECK(team.exchange(&mine, sizeof mine, all.data(), timeoutSeconds));
-  *own = true;
+  NodeGpus g;
+  g.own = true;
   for (size_t i = 0; i < all.size(); ++i) {
-    if (all[i].ok != 1) *own = false;
+    if (all[i].ok != 1) g.own = false;
     for (size_t j = 0; j < i; ++j) {
-      if (all[i].pci == all[j].pci) *own = false;  // two members share a GPU
+      if (all[i].ok == 1 && all[j].ok == 1 && all[i].pci == all[j].pci) g.shared = true;
     }
   }
+  if (g.shared) g.own = false;
+  *out = g;
   return Status::Ok();
 }
 

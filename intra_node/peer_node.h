@@ -31,14 +31,19 @@ struct PciAddress {
 };
 Status myPciAddress(PciAddress* out);
 
-// Whether every member of `team` runs on a GPU of its own: false where two members share one or a
-// member could not tell. Collective over the team and bounded; every member learns the same answer.
-Status membersHaveOwnGpus(NodeTeam& team, double timeoutSeconds, bool* own);
+// How the members of a node hold their GPUs. `own`: every member runs on a GPU of its own (false
+// where two share one or a member could not tell); `shared`: two members run on the same GPU.
+struct NodeGpus {
+  bool own = false;
+  bool shared = false;
+};
+// Collective over the team and bounded; every member learns the same answer.
+Status exchangeNodeGpus(NodeTeam& team, double timeoutSeconds, NodeGpus* out);
 
 class PeerNodeTeam {
  public:
   ~PeerNodeTeam();
-  // Collective over the team, whose members each have their own GPU (membersHaveOwnGpus).
+  // Collective over the team, whose members each have their own GPU (exchangeNodeGpus).
   // `halfBytes`: each half's capacity (rounded down to 16 bytes).
   static Status setUp(NodeTeam& team, size_t halfBytes, double timeoutSeconds, std::unique_ptr<PeerNodeTeam>* out);
 

@@ -12,7 +12,7 @@ bool setNonZero(const char* v) { return v != nullptr && *v != '\0' && std::strto
 }  // namespace
 
 Status chooseDeviceMode(const Config& config, bool mpiThreadMultiple, const char* launchBlocking,
-                        const char* maxConnections, DeviceMode* out) {
+                        const char* maxConnections, bool sharedGpu, DeviceMode* out) {
   // CUDA's settings under which the progress thread stalls behind a held stream (both seen to hang
   // the first collective on an H200 with either way of holding the stream, tests/gpu/CMakeLists.txt).
   const char* stall = nullptr;
@@ -38,6 +38,9 @@ Status chooseDeviceMode(const Config& config, bool mpiThreadMultiple, const char
     m.why = "synchronous (MPI is not MPI_THREAD_MULTIPLE)";
   } else if (stall != nullptr) {
     m.why = std::string("synchronous (") + stall + ")";
+  } else if (sharedGpu) {
+    m.why = "synchronous (ranks of this node share a GPU, whose time slices between their contexts a held stream "
+            "would wait out; STRATA_DEVICE_SYNC=0 where MPS serves them)";
   } else {
     m.async = true;
     m.why = "asynchronous (progress thread)";

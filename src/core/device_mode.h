@@ -26,7 +26,15 @@ struct DeviceMode {
 // each setting, with either way of holding the stream; the simulator models the one queue. So with
 // either the device calls run synchronously, and forcing the progress thread (STRATA_DEVICE_SYNC=0)
 // is an error, as is forcing it where MPI is not MPI_THREAD_MULTIPLE.
+//
+// `sharedGpu`: two ranks of the node run on the same GPU, their processes' CUDA contexts taking
+// turns on it. On an H200 shared by 2 ranks every host-synchronised node step took a constant
+// 8.0 ms asynchronously, whatever its size and either way the stream was held, and 0.56 ms
+// synchronously (a 1 MiB allreduce 15.4 ms against 1.16 ms; at 4 ranks both modes took the same,
+// perf/results/device_h200.md): the constant points at the GPU's time slice between contexts, a
+// context whose stream is held keeping its slice. So those ranks run synchronously unless forced;
+// STRATA_DEVICE_SYNC=0 is for a GPU shared through MPS, whose clients share one context.
 Status chooseDeviceMode(const Config& config, bool mpiThreadMultiple, const char* launchBlocking,
-                        const char* maxConnections, DeviceMode* out);
+                        const char* maxConnections, bool sharedGpu, DeviceMode* out);
 
 }  // namespace strata

@@ -160,15 +160,13 @@ Status setUpIpcSlots(strataComm* comm, DevicePath& path) {
 }
 
 // The peer collectives' buffers (intra_node/peer_node.h), for a communicator that is one node
-// whose ranks each have their own GPU. Every rank learns whether every rank has them.
-Status setUpPeerTeam(strataComm* comm, DevicePath& path) {
+// whose ranks each have their own GPU (`ownGpus`). Every rank learns whether every rank has them.
+Status setUpPeerTeam(strataComm* comm, DevicePath& path, bool ownGpus) {
   if (comm->nodeTeam == nullptr || comm->topology.numNodes() != 1 || comm->nodeTeam->size() != comm->size ||
       comm->config.peerHalfBytes == 0) {
     return Status::Ok();
   }
-  bool ownGpus = false;  // one GPU per member, or no peer collectives
-  STRATA_CHECK(membersHaveOwnGpus(*comm->nodeTeam, comm->config.timeoutSeconds, &ownGpus));
-  if (!ownGpus) return Status::Ok();
+  if (!ownGpus) return Status::Ok();  // one GPU per member, or no peer collectives
   std::unique_ptr<PeerNodeTeam> peer;
   const Status s = PeerNodeTeam::setUp(*comm->nodeTeam, comm->config.peerHalfBytes, comm->config.timeoutSeconds, &peer);
   int mineOk = s.ok() && peer != nullptr ? 1 : 0, allOk = 0;
@@ -271,19 +269,23 @@ Status ensurePath(strataComm* comm, int device, DevicePath** out) {
   // Every kernel the path may launch, loaded before any stream is held (cuda_kernels.h).
   STRATA_CHECK(cuda::preloadKernels());
   STRATA_CHECK(loadDeviceParams(comm->config.deviceParamsFile, &path->params));
+  // How the node's members hold their GPUs: the peer collectives need one each, and members that
+  // share one run synchronously by default (device_mode.h).
+  NodeGpus gpus;
+  if (comm->nodeTeam != nullptr) STRATA_CHECK(exchangeNodeGpus(*comm->nodeTeam, comm->config.timeoutSeconds, &gpus));
   // The mode and the stream gate first: a refusal there comes before the collective setup below,
   // on every rank alike.
   int level = MPI_THREAD_SINGLE;
   MPI_Query_thread(&level);
   DeviceMode mode;
   STRATA_CHECK(chooseDeviceMode(comm->config, level == MPI_THREAD_MULTIPLE, std::getenv("CUDA_LAUNCH_BLOCKING"),
-                                std::getenv("CUDA_DEVICE_MAX_CONNECTIONS"), &mode));
+                                std::getenv("CUDA_DEVICE_MAX_CONNECTIONS"), gpus.shared, &mode));
   path->async = mode.async;
   if (path->async) {
     STRATA_CHECK(path->gate.init(comm->config.streamGate));
   }
   if (comm->nodeTeam != nullptr) STRATA_CHECK(setUpIpcSlots(comm, *path));
-  STRATA_CHECK(setUpPeerTeam(comm, *path));
+  STRATA_CHECK(setUpPeerTeam(comm, *path, gpus.own));
   path->awareMpi = askMpiCudaAware(comm->config.cudaAwareMpi);
   if (path->async) {
     DevicePath* raw = path.get();

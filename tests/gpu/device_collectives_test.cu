@@ -474,6 +474,36 @@ TEST_F(DeviceCollectives, AbortWithWorkPendingReleasesTheStream) {
   MPI_Barrier(MPI_COMM_WORLD);
 }
 
+// Where ranks share a GPU, device calls run on the calling thread unless STRATA_DEVICE_SYNC=0 forces
+// the progress thread (src/core/device_mode.h says why); where
+// each rank has its own GPU they are queued for it. One discovered node, CUDA's and Strata's mode
+// settings unset, MPI_THREAD_MULTIPLE; rank r runs on device r mod count.
+TEST_F(DeviceCollectives, DeviceCallsRunSynchronouslyWhereRanksShareAGpu) {
+  if (testShape() != "0") GTEST_SKIP() << "needs the one node MPI discovers";
+  for (const char* v : {"STRATA_DEVICE_SYNC", "CUDA_LAUNCH_BLOCKING", "CUDA_DEVICE_MAX_CONNECTIONS"}) {
+    if (std::getenv(v) != nullptr) GTEST_SKIP() << v << " is set";
+  }
+  int level = MPI_THREAD_SINGLE;
+  MPI_Query_thread(&level);
+  if (level != MPI_THREAD_MULTIPLE) GTEST_SKIP() << "the progress thread needs MPI_THREAD_MULTIPLE";
+  int devices = 0;
+  ASSERT_EQ(cudaGetDeviceCount(&devices), cudaSuccess);
+  const bool shared = worldSize() > devices;
+  strataComm_t comm = commFor(testShape(), "");
+  ASSERT_NE(comm, nullptr);
+  cudaStream_t stream = nullptr;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
+  DeviceBytes x(std::vector<float>(1024, 1.0f));
+  ASSERT_EQ(strataAllReduce(x.ptr(), x.ptr(), 1024, strataFloat32, strataSum, comm, stream), strataSuccess);
+  ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+  EXPECT_EQ(tools::deviceCallsQueued(comm), !shared)
+      << worldSize() << " ranks on " << devices << " device(s): calls " << (shared ? "should run" : "should be queued");
+  const std::vector<float> got = x.hostAs<float>();
+  EXPECT_EQ(got.front(), static_cast<float>(worldSize()));
+  cudaStreamDestroy(stream);
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
 // Shared hardware queues (CUDA_DEVICE_MAX_CONNECTIONS=N, more streams than N): a caller's stream
 // that shares a queue with the progress thread's stalls it behind the held wait (README, "Stream
 // order", known limitation). What the library promises there: no hang. The progress thread's wait

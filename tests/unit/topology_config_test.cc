@@ -142,38 +142,61 @@ TEST(Config, MalformedEnvironmentIsAnErrorThatNamesIt) {
 TEST(Config, DeviceModeFollowsCudasSettingsUnlessForced) {
   Config c;
   DeviceMode m;
-  ASSERT_TRUE(chooseDeviceMode(c, true, nullptr, nullptr, &m).ok());
+  ASSERT_TRUE(chooseDeviceMode(c, true, nullptr, nullptr, false, &m).ok());
   EXPECT_TRUE(m.async) << m.why;
   for (const char* blocking : {"1", "2"}) {
-    ASSERT_TRUE(chooseDeviceMode(c, true, blocking, nullptr, &m).ok());
+    ASSERT_TRUE(chooseDeviceMode(c, true, blocking, nullptr, false, &m).ok());
     EXPECT_FALSE(m.async) << blocking;
     EXPECT_NE(m.why.find("CUDA_LAUNCH_BLOCKING"), std::string::npos) << m.why;
   }
-  ASSERT_TRUE(chooseDeviceMode(c, true, "0", "8", &m).ok());
+  ASSERT_TRUE(chooseDeviceMode(c, true, "0", "8", false, &m).ok());
   EXPECT_TRUE(m.async) << m.why;
-  ASSERT_TRUE(chooseDeviceMode(c, true, "", "1", &m).ok());
+  ASSERT_TRUE(chooseDeviceMode(c, true, "", "1", false, &m).ok());
   EXPECT_FALSE(m.async);
   EXPECT_NE(m.why.find("CUDA_DEVICE_MAX_CONNECTIONS=1"), std::string::npos) << m.why;
-  ASSERT_TRUE(chooseDeviceMode(c, false, nullptr, nullptr, &m).ok());
+  ASSERT_TRUE(chooseDeviceMode(c, false, nullptr, nullptr, false, &m).ok());
   EXPECT_FALSE(m.async);
   EXPECT_NE(m.why.find("MPI_THREAD_MULTIPLE"), std::string::npos) << m.why;
 
   c.deviceSync = 0;  // forced: the progress thread, where it cannot stall
-  ASSERT_TRUE(chooseDeviceMode(c, true, "0", "4", &m).ok());
+  ASSERT_TRUE(chooseDeviceMode(c, true, "0", "4", false, &m).ok());
   EXPECT_TRUE(m.async);
-  Status s = chooseDeviceMode(c, false, nullptr, nullptr, &m);
+  Status s = chooseDeviceMode(c, false, nullptr, nullptr, false, &m);
   EXPECT_EQ(s.code(), strataInvalidUsage);
   EXPECT_NE(s.message().find("MPI_THREAD_MULTIPLE"), std::string::npos) << s.message();
-  s = chooseDeviceMode(c, true, "1", nullptr, &m);
+  s = chooseDeviceMode(c, true, "1", nullptr, false, &m);
   EXPECT_EQ(s.code(), strataInvalidUsage);
   EXPECT_NE(s.message().find("CUDA_LAUNCH_BLOCKING"), std::string::npos) << s.message();
-  s = chooseDeviceMode(c, true, nullptr, "1", &m);
+  s = chooseDeviceMode(c, true, nullptr, "1", false, &m);
   EXPECT_EQ(s.code(), strataInvalidUsage);
   EXPECT_NE(s.message().find("CUDA_DEVICE_MAX_CONNECTIONS=1"), std::string::npos) << s.message();
   c.deviceSync = 1;
-  ASSERT_TRUE(chooseDeviceMode(c, true, nullptr, nullptr, &m).ok());
+  ASSERT_TRUE(chooseDeviceMode(c, true, nullptr, nullptr, false, &m).ok());
   EXPECT_FALSE(m.async);
   EXPECT_NE(m.why.find("STRATA_DEVICE_SYNC=1"), std::string::npos) << m.why;
+}
+
+// Ranks that share a GPU run synchronously (src/core/device_mode.h says why) unless
+// the progress thread is forced; CUDA's stalling settings and MPI's thread level still come first.
+TEST(Config, DeviceModeIsSynchronousWhereRanksShareAGpuUnlessForced) {
+  Config c;
+  DeviceMode m;
+  ASSERT_TRUE(chooseDeviceMode(c, true, nullptr, nullptr, true, &m).ok());
+  EXPECT_FALSE(m.async);
+  EXPECT_NE(m.why.find("share a GPU"), std::string::npos) << m.why;
+  ASSERT_TRUE(chooseDeviceMode(c, true, nullptr, "1", true, &m).ok());
+  EXPECT_FALSE(m.async);
+  EXPECT_NE(m.why.find("CUDA_DEVICE_MAX_CONNECTIONS=1"), std::string::npos) << m.why;
+  ASSERT_TRUE(chooseDeviceMode(c, false, nullptr, nullptr, true, &m).ok());
+  EXPECT_NE(m.why.find("MPI_THREAD_MULTIPLE"), std::string::npos) << m.why;
+  c.deviceSync = 0;
+  ASSERT_TRUE(chooseDeviceMode(c, true, nullptr, nullptr, true, &m).ok());
+  EXPECT_TRUE(m.async) << m.why;
+  c.streamGate = StreamGateMode::kKernel;
+  c.deviceSync = -1;
+  ASSERT_TRUE(chooseDeviceMode(c, true, nullptr, nullptr, true, &m).ok());
+  EXPECT_FALSE(m.async);
+  EXPECT_NE(m.why.find("STRATA_STREAM_GATE unused"), std::string::npos) << m.why;
 }
 
 TEST(CostModel, PipeliningLemmaMinimisesTheFormula) {
