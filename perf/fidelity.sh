@@ -6,10 +6,12 @@
 # model). Prints, per (shape, collective, size): the tuner's choice, its prediction against its
 # measured time, the spread of that time over the rounds (max / min - 1), and how far the choice is
 # from the fastest algorithm measured; and how often a round's time repeats the others' within 15%
-# (what the machine allows any model). OUTDIR/fidelity_algorithms.md: the same for every algorithm
-# asked by name.
+# (what the machine allows any model), and the error where every round repeats the others (the
+# cells the machine lets a 15% target judge). OUTDIR/fidelity_algorithms.md: the same for every
+# algorithm asked by name.
 #
-#   perf/fidelity.sh [OUTDIR] [ROUNDS]       (default out/fidelity, 3 rounds)
+#   perf/fidelity.sh [OUTDIR] [ROUNDS] [--report]    (default out/fidelity, 3 rounds; --report: the
+#                                                    tables again from OUTDIR's stored rounds)
 #
 # Every figure is a median over the rounds (each round's figure a median of -n 20 calls). Sizes
 # 64 KiB - 16 MiB by 4x; allreduce, broadcast, allgather, reducescatter. Needs build/ (STRATA_BUILD)
@@ -18,16 +20,18 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 out=${1:-out/fidelity}
 rounds=${2:-3}
+report_only=${3:-}
+[ -z "$report_only" ] || [ "$report_only" = --report ] || { echo "fidelity: unknown argument $report_only" >&2; exit 2; }
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 build=${STRATA_BUILD:-build}
 perf="$build/perf/strata-perf"
-[ -x "$perf" ] || { echo "fidelity: $perf not built" >&2; exit 1; }
+[ -n "$report_only" ] || [ -x "$perf" ] || { echo "fidelity: $perf not built" >&2; exit 1; }
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
 ops=allreduce,broadcast,allgather,reducescatter
 sweep=(-b 64K -e 16M -f 4 -n 20 -w 5 --impl strata --op "$ops")
 
-for ((round = 1; round <= rounds; ++round)); do
+for ((round = 1; round <= rounds && ${#report_only} == 0; ++round)); do
   for shape in 2x1 8x4; do   # ranks x ranks per node (2x1: one node of 2, the library's own grouping)
     np=${shape%x*}
     rpn=${shape#*x}
@@ -64,6 +68,7 @@ print("| --- | --- | ---: | --- | ---: | ---: | ---: | ---: | --- | ---: |")
 within15 = total = good = cells = 0
 errors = []
 repeat = repeatTotal = 0  # the machine against itself: a round's time within 15% of the other rounds' median
+steady = steadyWithin = 0  # cells whose every round repeats the others, and of those predicted within 15%
 for shape, label in (("2x1", "2 ranks"), ("8x4", "2x4")):
     auto = defaultdict(list)   # (op, bytes) -> [(algo, model, time)] per round
     every = defaultdict(list)  # (op, bytes, algo) -> [time] per round
@@ -79,12 +84,17 @@ for shape, label in (("2x1", "2 ranks"), ("8x4", "2x4")):
         times_r = [t for _, _, t in runs]
         time = statistics.median(times_r)
         spread = max(times_r) / min(times_r) - 1
+        cellRepeats = len(times_r) > 1
         for k, t in enumerate(times_r):
             others = times_r[:k] + times_r[k + 1:]
             if others:
                 repeatTotal += 1
-                repeat += abs(t / statistics.median(others) - 1) <= 0.15
+                repeats = abs(t / statistics.median(others) - 1) <= 0.15
+                repeat += repeats
+                cellRepeats &= repeats
         err = model / time - 1
+        steady += cellRepeats
+        steadyWithin += cellRepeats and abs(err) <= 0.15
         errors.append(abs(err))
         total += 1
         within15 += abs(err) <= 0.15
@@ -98,7 +108,8 @@ print(f"\npredicted within 15% of measured: {within15} of {total} (median |error
       f"tuner's choice within 10% of the fastest: {good} of {cells}; {rounds} interleaved rounds")
 if repeatTotal:
     print(f"the machine against itself: a round's measured time within 15% of the other rounds' median in "
-          f"{repeat} of {repeatTotal} (cell, round) pairs")
+          f"{repeat} of {repeatTotal} (cell, round) pairs; in the {steady} cells where every round repeats the "
+          f"others within 15%, predicted within 15%: {steadyWithin} of {steady}")
 EOF
 
 # Every algorithm asked by name, not only the tuner's choice: a candidate priced off can take the
