@@ -128,10 +128,10 @@ std::vector<Row> Runner::measureSize(const std::vector<std::pair<std::string, st
       callPointers(d, s, a, gRank, es, buf, &hs, &hr);
       copyToHost(const_cast<void*>(hs), send, s.sendElems * es);
       const int rc = runMpi(d, s, a, hs, hr, MPI_COMM_WORLD, gRank, es, names);
-      // In place, MPI may leave the result in the send buffer (MPI_Reduce_scatter_block puts it at
-      // the start of the one buffer it is given): that buffer comes back too.
-      if (a.inPlace) copyToDevice(const_cast<void*>(send), hs, s.sendElems * es);
-      copyToDevice(recv, hr, s.recvElems * es);
+      // The result comes back from where MPI left it: an in-place reduce-scatter's at the start of
+      // the send buffer, whose device twin is where the check looks for it too.
+      if (a.inPlace && mpiMovesInPlaceResult(d)) copyToDevice(const_cast<void*>(send), hs, s.recvElems * es);
+      else copyToDevice(recv, hr, s.recvElems * es);
       return rc == MPI_SUCCESS;
     };
     auto pointers = [&]() {

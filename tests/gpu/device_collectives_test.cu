@@ -475,9 +475,9 @@ TEST_F(DeviceCollectives, AbortWithWorkPendingReleasesTheStream) {
 }
 
 // Where ranks share a GPU, device calls run on the calling thread unless STRATA_DEVICE_SYNC=0 forces
-// the progress thread (src/core/device_mode.h says why); where
-// each rank has its own GPU they are queued for it. One discovered node, CUDA's and Strata's mode
-// settings unset, MPI_THREAD_MULTIPLE; rank r runs on device r mod count.
+// the progress thread (src/core/device_mode.h says why); where each rank has its own GPU they are
+// queued for it. One discovered node, CUDA's and Strata's mode settings unset, MPI_THREAD_MULTIPLE;
+// rank r runs on device r mod count.
 TEST_F(DeviceCollectives, DeviceCallsRunSynchronouslyWhereRanksShareAGpu) {
   if (testShape() != "0") GTEST_SKIP() << "needs the one node MPI discovers";
   for (const char* v : {"STRATA_DEVICE_SYNC", "CUDA_LAUNCH_BLOCKING", "CUDA_DEVICE_MAX_CONNECTIONS"}) {
