@@ -12,7 +12,9 @@
 // processes outnumber its cores, the levels are also measured alone (one lane, one pair of ranks,
 // each node's root reducing) while the others wait, and on 2 ranks the flat level with one rank
 // receiving: what a leader composition's lanes, a tree's first round or a node reduce's root see
-// (kernels/plan/cost.h, HostShare).
+// (kernels/plan/cost.h, HostShare). Last, every busy sample is priced again by the tuner from the
+// fitted costs, as the file holds them: the largest difference from the fit's own price is printed,
+// and one over 1% is named as an error (the fit and the tuner pricing a call's parts differently).
 #include "perf/calibrate.h"
 
 #include <mpi.h>
@@ -42,28 +44,71 @@ namespace {
 
 constexpr size_t kMaxBytes = 64 << 20;  // the largest size measured (the larger buffer of a call)
 
-// The forced candidate's prediction with the level's parameters set to `unit` (the other levels 0).
+// The flat level's costs `unit`, carrying a copy within a rank of `copy` seconds per byte: the
+// price every level's copies take (LevelCosts::forWorkingSet), so a count of them can be set apart.
+LinkCost withCopyCost(LinkCost unit, double copy) {
+  unit.curve = BandwidthCurve::of({{1, unit.beta, unit.gamma, -1, copy}});
+  return unit;
+}
+
+// The forced candidate's prediction with the level's parameters set to `unit` (the other levels 0)
+// and its copies within a rank free: the level's fit leaves them out (Sample::copyBytes).
 double predict(strataComm_t comm, const CollectiveArgs& args, const std::string& algo, Level level, const LinkCost& unit) {
   LevelCosts costs;
   costs.flat = costs.node = costs.lane = LinkCost{0, 0, 0};
   (level == Level::kNode ? costs.node : level == Level::kLane ? costs.lane : costs.flat) = unit;
+  costs.flat = withCopyCost(costs.flat, 0);
   for (const Candidate& cand : tools::candidatesUnder(comm, args, costs)) {
     if (cand.name == algo) return cand.predictedSeconds;
   }
   return -1;
 }
 
-// The bytes the forced candidate's formula copies within a rank (priced at LinkCost::copy, which
-// LevelCosts::forWorkingSet sets to the node level's beta): its prediction with the node's beta 1
-// and everything else 0.
+// The bytes the forced candidate's formula copies within a rank, at any level (an allgather's own
+// block; on one node, a full-lane composition's lane of one member): its prediction with a copy
+// costing 1 and everything else 0.
 double predictCopyBytes(strataComm_t comm, const CollectiveArgs& args, const std::string& algo) {
   LevelCosts costs;
-  costs.flat = costs.lane = LinkCost{0, 0, 0};
-  costs.node = LinkCost{0, 1, 0};
+  costs.flat = costs.node = costs.lane = LinkCost{0, 0, 0};
+  costs.flat = withCopyCost(costs.flat, 1);
   for (const Candidate& cand : tools::candidatesUnder(comm, args, costs)) {
     if (cand.name == algo) return cand.predictedSeconds;
   }
   return 0;
+}
+
+// A timed call, to be priced again by the tuner from the file written (Sample::call).
+struct TimedCall {
+  strataComm_t comm;
+  CollectiveArgs args;
+  std::string algo;
+  int hostProcesses;  // the sample's working set counts them (the whole job's on the host)
+};
+std::vector<TimedCall>& timedCalls() {
+  static std::vector<TimedCall> calls;
+  return calls;
+}
+
+// The largest difference between the tuner's price of a level's busy samples, with every level's
+// fitted costs as the file holds them, and the fit's own price of them; printed, and where it is
+// over 1% named as an error: the tuner would not price the calls calibration timed as it fitted
+// them (a copy priced at one level by the fit and at another by the tuner).
+void checkPrices(const char* level, const std::vector<Sample>& samples, const LinkCost& fitted, const LevelCosts& all) {
+  double worst = 0;
+  std::string what;
+  for (const Sample& s : samples) {
+    if (s.inPlace || s.call < 0) continue;
+    const TimedCall& c = timedCalls()[static_cast<size_t>(s.call)];
+    double tuner = -1;
+    for (const Candidate& cand : tools::candidatesUnder(c.comm, c.args, all, c.hostProcesses)) {
+      if (cand.name == c.algo) tuner = cand.predictedSeconds;
+    }
+    const double fit = fittedPrice(s, fitted), diff = fit > 0 ? tuner / fit - 1 : 0;
+    if (std::abs(diff) >= std::abs(worst)) worst = diff, what = s.what;
+  }
+  if (what.empty()) return;
+  std::printf("#   %-5s priced again by the tuner from the file: largest difference from the fit %+.1f%% (%s)%s\n", level,
+              worst * 100, what.c_str(), std::abs(worst) > 0.01 ? ": the tuner's price differs from the fit" : "");
 }
 
 // Times `algo` of collective `op` on `comm` (every rank of the job calls this at once, each on its
@@ -139,9 +184,11 @@ bool measure(strataComm_t comm, bool active, int hostProcesses, const std::strin
   }
   smp.what = op + " " + algo + (inPlace ? " in place " : " ") + std::to_string(s.reportedBytes) + " B";
   smp.inPlace = inPlace;
-  if (level != Level::kNode && !inPlace) smp.copyBytes = predictCopyBytes(comm, args, algo);
+  if (!inPlace) smp.copyBytes = predictCopyBytes(comm, args, algo);
   if (smp.coef[0] < 0) return false;
   args.inPlace = inPlace;
+  smp.call = static_cast<int>(timedCalls().size());
+  timedCalls().push_back({comm, args, algo, hostProcesses});
   if (const FlatAlgorithm* f = level == Level::kFlat ? findFlatAlgorithm(d.coll, algo) : nullptr) {
     smp.rewritten = flatRewrittenBytes(*f, args, size, LinkCost{});
   }
@@ -352,7 +399,6 @@ int calibrate(const std::string& path, int iters, int warmup) {
 
   CostParams params = defaultCostParams();
   LinkCost flatFit = params.flat, nodeFit = params.node, laneFit;
-  if (!node.empty()) nodeFit = fitLevel(node);
   // The copies within a rank (an allgather's own block, out of place: on 2 ranks as much as its
   // message) leave the flat and lane levels' beta and become their copy curves: fitted into beta,
   // every algorithm without the copy paid it (a 2-rank ring allreduce's allgather phase sends in
@@ -366,14 +412,26 @@ int calibrate(const std::string& path, int iters, int warmup) {
     laneFit = fitLevel(lane);
     attachCopies(&laneFit, laneCopies);
   }
-  // Alone, the same copies as busy (LinkCost::atShare keeps the copy's cost).
-  for (auto [v, fit] : {std::pair<std::vector<Sample>*, const LinkCost*>{&flatAlone1, &flatFit}, {&laneAlone1, &laneFit}}) {
+  // Every level's samples pay their copies at the price the tuner puts on them
+  // (LevelCosts::forWorkingSet): a full-lane composition on one node copies each rank's own block
+  // through its lane of one member, at the lane level's copy curve (the flat level's on one node).
+  // Fitted into the node's beta (2 ranks: 8 MiB of 24 at 16 MiB), the node steps paid it again
+  // beside that price (2-rank full-lane allgather at 16 MiB priced 2208 us where calibration
+  // measured the same call at 1766). Alone, the same copies as busy (LinkCost::atShare keeps the
+  // copy's cost).
+  auto payCopies = [](std::vector<Sample>* v, const LinkCost& copies) {
     for (Sample& s : *v) {
-      if (!(s.copyBytes > 0) || !fit->curve.carriesCopy()) continue;
-      s.fixed = s.copyBytes * fit->forWorkingSet(s.workingSet).copy;
+      if (!(s.copyBytes > 0)) continue;
+      const LevelCosts at = LevelCosts{copies, LinkCost{0, 0, 0}, copies}.forWorkingSet(s.workingSet);
+      s.fixed = s.copyBytes * at.lane.copy;
       s.seconds -= s.fixed;
     }
-  }
+  };
+  payCopies(&node, laneFit);
+  if (!node.empty()) nodeFit = fitLevel(node);
+  payCopies(&nodeAlone1, laneFit);
+  payCopies(&flatAlone1, flatFit);
+  payCopies(&laneAlone1, laneFit);
   flatFit.alone = fitAlone(flatAlone1, flatFit, flatAloneShare);
   nodeFit.alone = fitAlone(nodeAlone1, nodeFit, nodeAloneShare);
   laneFit.alone = lane.empty() ? flatFit.alone : fitAlone(laneAlone1, laneFit, laneAloneShare);
@@ -410,14 +468,25 @@ int calibrate(const std::string& path, int iters, int warmup) {
     std::printf("# calibration on %d ranks, nodes %s%s (%d iterations per point, medians of the slowest rank)\n", size,
                 topo.shapeText().c_str(), topo.virtualNodes ? " (virtual)" : "", iters);
     if (!allOk) std::printf("#   some measurements failed: their levels keep the defaults\n");
+    const LevelCosts all{params.flat, params.node, params.lane};
     report("flat", flatFit, flat);
+    checkPrices("flat", flat, flatFit, all);
     if (measureRewrite) reportRewrite("flat", flatFit, flatRewrite);
     if (flatAlone) reportAlone("flat", flatFit, flatAlone1);
-    if (allHaveTeams) report("node", nodeFit, node);
-    else std::printf("#   node  no node team: defaults kept\n");
+    if (allHaveTeams) {
+      report("node", nodeFit, node);
+      checkPrices("node", node, nodeFit, all);
+    } else {
+      std::printf("#   node  no node team: defaults kept\n");
+    }
     if (nodeAlone) reportAlone("node", nodeFit, nodeAlone1);
-    if (nodes > 1) report("lane", laneFit, lane);
-    else std::printf("#   lane  one node: lanes take the flat parameters\n");
+    if (nodes > 1) {
+      report("lane", laneFit, lane);
+      // The lanes' samples are flat algorithms on one rank per node, fitted as the lane level.
+      checkPrices("lane", lane, laneFit, LevelCosts{params.lane, params.node, params.lane});
+    } else {
+      std::printf("#   lane  one node: lanes take the flat parameters\n");
+    }
     if (laneAlone) reportAlone("lane", laneFit, laneAlone1);
     std::printf("#   native: the MPI library's own collectives (median us at each size; the tuner interpolates)\n");
     for (const auto& [coll, points] : params.native.points) {

@@ -20,9 +20,11 @@ struct Sample {
   size_t bytes;
   double workingSet;  // bytes: the host's processes' send and receive buffers
   std::string what;
-  // Bytes the formula copies within a rank (an allgather's own block, priced at LinkCost::copy, the
-  // node level's beta), and the seconds they cost at the node level's fit: left out of this level's
-  // fit (`seconds` is the rest) and added back to report the sample.
+  // Bytes the formula copies within a rank (an allgather's own block; on one node, a full-lane
+  // composition's lane of one member), priced at LinkCost::copy, and the seconds they cost at the
+  // copy curve calibration measured (the level's own, or the flat level's for the node level, as
+  // LevelCosts::forWorkingSet prices them): left out of this level's fit (`seconds` is the rest)
+  // and added back to report the sample.
   double copyBytes = 0;
   double fixed = 0;
   bool inPlace = false;  // timed in place (its formula's coefficients are the out-of-place call's)
@@ -33,11 +35,17 @@ struct Sample {
   // coefZero + r (coef - coefZero), which is what fitAlone fits. Zero where the whole call runs
   // at the alone share (a lane or a pair of ranks alone).
   std::array<double, 3> coefZero{0, 0, 0};
+  int call = -1;  // the caller's index of the call timed (strata-perf --calibrate prices it again)
 };
 
-// Per size, the copy per byte within a rank that an allgather out of place makes of its own block,
-// from the same call timed in place beside it (a pair: the same size and coefficients, one of them
-// in place): (out of place - in place) / the bytes its formula copies, at least 0. Every sample
+// The busy sample's price at the fitted level: its formula's coefficients at the level's costs for
+// its working set, and its copies (`fixed`).
+double fittedPrice(const Sample& s, const LinkCost& fitted);
+
+// Per size of the curve (from 32 KiB up), the copy per byte within a rank that an allgather out of
+// place makes of its own block, from the same call timed in place beside it (a pair: the same size
+// and coefficients, one of them in place): (out of place - in place) / the bytes its formula
+// copies, at least 0. Every sample
 // whose formula copies then pays its bytes at that cost (interpolated in log working set between
 // the sizes that told it, held beyond them) as `fixed`, taken out of `seconds`. Returns the copy
 // per byte by working set, empty where no size has such a pair (the samples are left alone).

@@ -18,14 +18,15 @@ Status planOf(strataComm_t comm, const CollectiveArgs& args, PlannedCall* out) {
   return Status::Ok();
 }
 
-std::vector<Candidate> candidatesUnder(strataComm_t comm, const CollectiveArgs& args, const LevelCosts& costs) {
+std::vector<Candidate> candidatesUnder(strataComm_t comm, const CollectiveArgs& args, const LevelCosts& costs,
+                                       int hostProcesses) {
   TunerInput in;
   in.args = &args;
   in.topology = &comm->topology;
   in.costs = &costs;
   in.config = &comm->config;
   in.nodeTeam = comm->nodeTeam != nullptr;
-  in.hostProcesses = comm->hostProcesses;
+  in.hostProcesses = hostProcesses > 0 ? hostProcesses : comm->hostProcesses;
   return candidatesFor(in, nullptr);
 }
 

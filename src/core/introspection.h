@@ -33,8 +33,11 @@ struct PlannedCall {
 // communicator the first time, as a call is).
 Status planOf(strataComm_t comm, const CollectiveArgs& args, PlannedCall* out);
 
-// Every candidate for `args` as the tuner prices it with `costs` in place of the communicator's.
-std::vector<Candidate> candidatesUnder(strataComm_t comm, const CollectiveArgs& args, const LevelCosts& costs);
+// Every candidate for `args` as the tuner prices it with `costs` in place of the communicator's,
+// and where `hostProcesses` > 0 that many processes of the host's in place of the communicator's
+// (a sub-communicator's calls keyed by the whole job's working set, as calibration keys them).
+std::vector<Candidate> candidatesUnder(strataComm_t comm, const CollectiveArgs& args, const LevelCosts& costs,
+                                       int hostProcesses = 0);
 
 // The last call, when it ran as a single-kernel peer collective: its algorithm and its schedule's
 // rounds and barriers. False when it did not.
