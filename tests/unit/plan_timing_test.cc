@@ -239,28 +239,3 @@ TEST(PlanTiming, TheFullLaneAllgatherFormulaCountsWhatItsPlanCopies) {
 
 }  // namespace
 }  // namespace strata::perf
-namespace strata::perf {
-TEST(Tmp, LeaderPieces) {
-  for (int r = 1; r <= 5; ++r) {
-  Machine mach;
-  ASSERT_TRUE(loadMachine("/tmp/fid24/calibration_8x4_" + std::to_string(r) + ".machine", &mach).ok());
-  Topology topo;
-  ASSERT_TRUE(Topology::fromShape({4, 4}, 8, 0, &topo).ok());
-  for (size_t bytes : {1048576ul, 16777216ul}) {
-    CollectiveArgs a;
-    a.coll = Collective::kBroadcast;
-    a.count = bytes / 4;
-    a.commSize = 8;
-    const Machine m = mach.forCall(a);
-    const LevelCosts& c = m.costs;
-    NestedCall call(Collective::kBroadcast, a.count, 0, false);
-    const LinkCost rep = representativesLink(c.lane, topo);
-    const double lane = levelCost(a, call, 2, rep);
-    const double node = nodeBroadcastCost(callBytes(a), 4, c.node);
-    const LinkCost root = nodeRootAlone(4, c.node), mem = nodeMembersBusy(4, c.node);
-    printf("r%d %zu lane %.1f (alpha %.1f beta %.3f busy lane beta %.3f) node %.1f: root alpha %.1f rounds %.0f root beta %.3f member beta %.3f busy beta %.3f\n", r, bytes, lane * 1e6, rep.alpha * 1e6, rep.beta * 1e9, c.lane.beta*1e9, node * 1e6, root.alpha * 1e6,
-           nodeOpRounds(callBytes(a), c.node), root.beta * 1e9, mem.beta * 1e9, c.node.beta * 1e9);
-  }
-  }
-}
-}
