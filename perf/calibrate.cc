@@ -121,10 +121,11 @@ void checkPrices(const char* level, const std::vector<Sample>& samples, const Li
 // (perf/calibration_fit.h, separateCopies).
 // `aloneShare` (< 1): the sample is timed for the level alone at that share, and its formula prices
 // its phases' shares itself (a node op: the root's side alone, the members' busier); its coefZero
-// is the formula with the level's alone costs at nothing (perf/calibration_fit.h).
+// is the formula with the level's alone costs at nothing (perf/calibration_fit.h), the host's
+// processes sharing its cores or not as `coresShared` says (HostShare::coresShared).
 bool measure(strataComm_t comm, bool active, int hostProcesses, const std::string& op, const std::string& algo,
              Level level, size_t bytes, int iters, int warmup, std::vector<Sample>* out, bool inPlace = false,
-             double aloneShare = 1) {
+             double aloneShare = 1, bool coresShared = true) {
   const int size = tools::topologyOf(comm).size;
   const CollectiveDescriptor& d = *findDescriptor(op);
   const CallShape s = d.shape(bytes, 4, size);
@@ -173,8 +174,9 @@ bool measure(strataComm_t comm, bool active, int hostProcesses, const std::strin
   smp.coef = {predict(comm, args, algo, level, {1, 0, 0}), predict(comm, args, algo, level, {0, 1, 0}),
               predict(comm, args, algo, level, {0, 0, 1})};
   if (aloneShare < 1) {
-    auto aloneFree = [aloneShare](LinkCost unit) {
+    auto aloneFree = [aloneShare, coresShared](LinkCost unit) {
       unit.alone.share = aloneShare;
+      unit.alone.coresShared = coresShared;
       unit.alone.alpha = 0;
       unit.alone.ratios = BandwidthCurve::of({{1, 0, 0}});
       return unit;
@@ -302,12 +304,15 @@ int calibrate(const std::string& path, int iters, int warmup) {
   // one member of each busy for most of it); only where that is not the whole level already. On 2
   // ranks, the pair is the whole level: there one rank receives a binomial broadcast (one message,
   // copied by its receiver) while the other waits, since one copy alone outruns the two of an
-  // exchange even with a core each (2x per byte on the development VM).
+  // exchange even with a core each (2x per byte on the development VM). For the same reason the
+  // node's root reduces alone there too: the first and last rounds of a root-centred node step run
+  // one side alone (kernels/plan/node_costs.cc; a 2-rank node broadcast of one round at 64 KiB took
+  // 10 us, 18 priced at the busy costs).
   int oversubscribed = hostProcesses > static_cast<int>(std::max(1u, std::thread::hardware_concurrency())) ? 1 : 0;
   MPI_Allreduce(MPI_IN_PLACE, &oversubscribed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
   const bool laneAlone = oversubscribed && nodes > 1 && topo.maxNodeSize() > 1;
   const bool flatAloneOneWay = size == 2, flatAlone = (oversubscribed && size > 2) || flatAloneOneWay;
-  const bool nodeAlone = oversubscribed && allHaveTeams && topo.maxNodeSize() > 1;
+  const bool nodeAlone = allHaveTeams && topo.maxNodeSize() > 1;
   const double laneAloneShare = 1.0 / topo.maxNodeSize(), flatAloneShare = (flatAloneOneWay ? 1.0 : 2.0) / size,
                nodeAloneShare = 1.0 / topo.maxNodeSize();
 
@@ -356,7 +361,7 @@ int calibrate(const std::string& path, int iters, int warmup) {
     }
     if (nodeAlone) {
       ok &= measure(nodeComm, true, hostProcesses, "reduce", "leader", Level::kNode, bytes, iters, warmup, &nodeAlone1,
-                    false, nodeAloneShare);
+                    false, nodeAloneShare, oversubscribed != 0);
     }
     pair(laneAlone, laneComm, topo.myLocalRank() == 0, "ring", Level::kFlat, &laneAlone1);
     if (flatAloneOneWay) {
@@ -435,6 +440,7 @@ int calibrate(const std::string& path, int iters, int warmup) {
   flatFit.alone = fitAlone(flatAlone1, flatFit, flatAloneShare);
   nodeFit.alone = fitAlone(nodeAlone1, nodeFit, nodeAloneShare);
   laneFit.alone = lane.empty() ? flatFit.alone : fitAlone(laneAlone1, laneFit, laneAloneShare);
+  for (LinkCost* f : {&flatFit, &nodeFit, &laneFit}) f->alone.coresShared = oversubscribed != 0;
   // The rewrite cost where measured; the lanes share it where they run between processes of one
   // host, as the flat level's pairs do.
   const BandwidthCurve rewrite = fitRewrite(flatRewrite);

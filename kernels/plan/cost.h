@@ -114,6 +114,11 @@ struct HostShare {
   // Per working set: beta and gamma alone as fractions of busy (empty: 1), and alpha's where the
   // busy curve carries alpha (alone, alpha keeps the small sizes' value while the busy one grows).
   BandwidthCurve ratios;
+  // Measured where the host's processes outnumber its cores (they take turns on them); false where
+  // each has its own (2 ranks on 2 cores: alone, one copy runs while the other side waits, and
+  // outruns two at once on the shared memory system). The root-centred node steps pipeline only in
+  // the second case (kernels/plan/node_costs.cc).
+  bool coresShared = true;
 
   // The factors on the busy alpha, beta and gamma of a call of working set `ws` when the share `s`
   // of the processes is busy.

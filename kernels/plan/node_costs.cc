@@ -31,16 +31,24 @@ LinkCost nodeRootAlone(int n, const LinkCost& c) { return c.atShare(1.0 / n); }
 LinkCost nodeMembersBusy(int n, const LinkCost& c) { return c.atShare((n - 1.0) / n); }
 
 // The root-centred ops pipeline through the double-buffered slots: the root writes (or reduces)
-// round r + 1 while the members read (or write) round r, so where each process has a core the
-// slower side sets the pace and the faster shows for one round only (2-rank leader allreduce at
-// 4 MiB: 774 us measured, 1426 priced as the sum of both sides, 822 as their pipeline). Where the
-// host's processes outnumber its cores (calibration measured the level alone: c.alone.share < 1)
-// the two sides take turns on the same cores and their work adds up (8 processes on 2 cores: a
-// 16 MiB node reduce took 20-22 ms, priced 23.8 as the sum and 13.9 as the pipeline).
+// round r + 1 while the members read (or write) round r. Where each process has a core, the first
+// round's root side and the last round's members' side run alone, each while the other side waits,
+// and the rounds between keep both busy, the slower side setting the pace (2-rank leader allreduce
+// at 4 MiB: 774 us measured, 1426 priced as the sum of both sides, 822 as their pipeline):
+//   (R - 1)/R max(root, members) + (root alone + members alone)/R
+// with each side's alone costs where calibration measured the level alone (one copy alone outruns
+// two at once on a shared memory system: a 2-rank node broadcast of one round at 64 KiB took 10 us,
+// 18 priced at the busy costs), its busy ones otherwise (then max + min/R). Where the host's
+// processes outnumber its cores (HostShare::coresShared) the two sides take turns on the same cores
+// and their work adds up, each at its share (8 processes on 2 cores: a 16 MiB node reduce took
+// 20-22 ms, priced 23.8 as the sum and 13.9 as the pipeline). `side(costs)` prices a side's work.
 namespace {
-double nodePipeline(const LinkCost& c, double root, double members, double rounds) {
-  if (c.alone.share < 1) return root + members;
-  return std::max(root, members) + std::min(root, members) / std::max(rounds, 1.0);
+template <typename Root, typename Members>
+double nodePipeline(const LinkCost& c, int n, double rounds, Root&& root, Members&& members) {
+  const double rootAlone = root(nodeRootAlone(n, c)), membersAlone = members(nodeMembersBusy(n, c));
+  if (c.alone.share < 1 && c.alone.coresShared) return rootAlone + membersAlone;
+  const double r = std::max(rounds, 1.0);
+  return (r - 1) / r * std::max(root(c), members(c)) + (rootAlone + membersAlone) / r;
 }
 }  // namespace
 
@@ -51,15 +59,16 @@ double nodePipeline(const LinkCost& c, double root, double members, double round
 // 64 KiB at 31 us of alpha alone, the whole step measuring about 25).
 double nodeBroadcastCost(double m, int n, const LinkCost& c) {
   if (n <= 1) return c.beta * m;
-  const LinkCost root = nodeRootAlone(n, c);
   const double rounds = nodeOpRounds(m, c);
-  return rounds * root.alpha + nodePipeline(c, root.beta * m, nodeMembersBusy(n, c).beta * m, rounds);
+  auto side = [m](const LinkCost& k) { return k.beta * m; };
+  return rounds * nodeRootAlone(n, c).alpha + nodePipeline(c, n, rounds, side, side);
 }
 double nodeReduceCost(double m, int n, const LinkCost& c) {
   if (n <= 1) return c.beta * m;
-  const LinkCost root = nodeRootAlone(n, c);
   const double rounds = nodeOpRounds(m, c);
-  return rounds * root.alpha + nodePipeline(c, root.beta * m + root.gamma * m * n, nodeMembersBusy(n, c).beta * m, rounds);
+  return rounds * nodeRootAlone(n, c).alpha +
+         nodePipeline(c, n, rounds, [m, n](const LinkCost& k) { return k.beta * m + k.gamma * m * n; },
+                      [m](const LinkCost& k) { return k.beta * m; });
 }
 double nodeAllReduceCost(double m, int n, const LinkCost& c) {
   if (n <= 1) return c.beta * m;
@@ -67,9 +76,10 @@ double nodeAllReduceCost(double m, int n, const LinkCost& c) {
 }
 double nodeGatherCost(double m, int n, const LinkCost& c) {
   if (n <= 1) return c.beta * m;
-  const LinkCost root = nodeRootAlone(n, c);
   const double rounds = nodeOpRounds(m / n, c);
-  return rounds * root.alpha + nodePipeline(c, root.beta * m, nodeMembersBusy(n, c).beta * m / n, rounds);
+  return rounds * nodeRootAlone(n, c).alpha +
+         nodePipeline(c, n, rounds, [m](const LinkCost& k) { return k.beta * m; },
+                      [m, n](const LinkCost& k) { return k.beta * m / n; });
 }
 double nodeAllToAllCost(double m, int n, const LinkCost& c) {
   if (n <= 1) return c.beta * m;

@@ -163,6 +163,7 @@ Status loadCostParams(const std::string& path, CostParams* out) {
     else if (level && ws < 0 && field == "round_bytes" && value >= 1) level->roundBytes = value;
     else if (level && ws < 0 && field == "alone_share" && value > 0 && value <= 1) level->alone.share = value;
     else if (level && ws < 0 && field == "alone_alpha" && value > 0) level->alone.alpha = value;
+    else if (level && ws < 0 && field == "alone_cores_shared" && (value == 0 || value == 1)) level->alone.coresShared = value == 1;
     else return makeStatus(strataInvalidArgument, "%s:%d: unknown key '%s' (or a value out of its range)", path.c_str(), lineNo, key.c_str());
   }
   // A level the file names has the file's curve (none, if it gives no points), not the defaults'.
@@ -205,7 +206,8 @@ Status saveCostParams(const std::string& path, const CostParams& params) {
                "# alpha there, where calibration could tell it from beta; LEVEL.copy@W likewise: a copy within a\n"
                "# rank, s per byte, where calibration timed an allgather in place beside it); LEVEL.alone_*: the\n"
                "# costs when only the share alone_share of the host's processes is busy, as fractions of the costs\n"
-               "# with all of them busy (alone_beta@W, alone_gamma@W and alone_alpha@W per working set as above);\n"
+               "# with all of them busy (alone_beta@W, alone_gamma@W and alone_alpha@W per working set as above;\n"
+               "# alone_cores_shared 1: measured where the processes outnumber the cores, 0: each had its own);\n"
                "# LEVEL.rewrite@W (or LEVEL.rewrite without a curve): seconds per byte written where a peer read it\n");
   const struct {
     const char* name;
@@ -225,7 +227,8 @@ Status saveCostParams(const std::string& path, const CostParams& params) {
     }
     if (l.c->curve.empty() && l.c->rewrite > 0) std::fprintf(f, "%s.rewrite %.6e\n", l.name, l.c->rewrite);
     if (l.c->alone.share < 1) {
-      std::fprintf(f, "%s.alone_share %.6f\n%s.alone_alpha %.6f\n", l.name, l.c->alone.share, l.name, l.c->alone.alpha);
+      std::fprintf(f, "%s.alone_share %.6f\n%s.alone_alpha %.6f\n%s.alone_cores_shared %d\n", l.name, l.c->alone.share,
+                   l.name, l.c->alone.alpha, l.name, l.c->alone.coresShared ? 1 : 0);
       for (const BandwidthCurve::Point& pt : l.c->alone.ratios) {
         std::fprintf(f, "%s.alone_beta@%.0f %.6f\n%s.alone_gamma@%.0f %.6f\n", l.name, pt.workingSet, pt.beta, l.name,
                      pt.workingSet, pt.gamma);

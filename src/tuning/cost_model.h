@@ -40,7 +40,7 @@ LevelCosts deviceCostParams(const LevelCosts& host);
 // Reads "key value" lines: flat.alpha, flat.beta, flat.gamma, flat.beta@W, flat.gamma@W,
 // flat.alpha@W (at every point of the curve or at none),
 // flat.alone_share, flat.alone_alpha, flat.alone_beta@W, flat.alone_gamma@W, flat.alone_alpha@W
-// (the same rule), node.*, lane.*
+// (the same rule), flat.alone_cores_shared (0 or 1; 1 where absent), node.*, lane.*
 // (seconds, s/byte, shares and fractions; kernels/plan/cost.h),
 // native.ranks and native.COLLECTIVE.BYTES (seconds). A level the file names keeps the defaults'
 // alpha, beta and gamma where the file leaves them out, but not their curve.

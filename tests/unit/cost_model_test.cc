@@ -22,6 +22,7 @@ TEST(CostModel, FileRoundTrips) {
   p.node = LinkCost{6e-7, 7e-11, 8e-12};
   p.node.roundBytes = 8 << 20;
   p.lane = LinkCost{1.5e-5, 1e-9, 2e-9};
+  p.lane.alone = HostShare{0.5, 0.9, BandwidthCurve::of({{1e6, 0.6, 0.6}}), false};
   const std::string path = tempPath("strata_costs_roundtrip.txt");
   ASSERT_TRUE(saveCostParams(path, p).ok());
   CostParams q;
@@ -35,6 +36,8 @@ TEST(CostModel, FileRoundTrips) {
   EXPECT_DOUBLE_EQ(q.flat.alone.alpha, 0.5);
   ASSERT_EQ(q.flat.alone.ratios.size, 1u);
   EXPECT_DOUBLE_EQ(q.flat.alone.ratios.points[0].gamma, 0.3);
+  EXPECT_TRUE(q.flat.alone.coresShared);
+  EXPECT_FALSE(q.lane.alone.coresShared) << "measured where each process had a core";
   EXPECT_NEAR(q.node.alpha, 6e-7, 1e-12);
   EXPECT_DOUBLE_EQ(q.node.roundBytes, 8 << 20);
   EXPECT_TRUE(q.node.curve.empty()) << "a level the file names has no default curve";
@@ -97,6 +100,7 @@ TEST(CostModel, RetiredKeysAndHalfPointsAreErrors) {
        "at every point of the curve or at none"},
       {"node.alone_copy@1000 0.5\n", "unknown key"},
       {"lane.alone_share 1.5\n", "out of its range"},
+      {"node.alone_cores_shared 2\n", "out of its range"},
   };
   for (const auto& [text, why] : cases) {
     {
@@ -343,6 +347,31 @@ TEST(CostModel, RootCentredNodeOpsPipelineWhereEachProcessHasACore) {
       << "more processes than cores";
   EXPECT_NEAR(nodeReduceCost(m, 4, shared), 4 * root.alpha + root.beta * m + root.gamma * 4 * m + members.beta * m, 1e-15);
   EXPECT_NEAR(nodeGatherCost(m, 4, shared), root.alpha + root.beta * m + members.beta * m / 4, 1e-15);
+}
+
+// Where each process has a core and calibration measured the node alone (2 ranks: the root reducing
+// while the member waits), a root-centred node step runs its first round's root side and its last
+// round's members' side alone, at the alone costs, and the rounds between at the busy ones, the
+// slower side setting the pace; of one round, all of it alone.
+TEST(CostModel, RootCentredNodeOpsRunTheirEndsAloneWhereEachProcessHasACore) {
+  LinkCost c{1e-6, 4e-10, 2e-10};  // roundBytes: 256 KiB
+  c.alone = HostShare{0.5, 0.8, BandwidthCurve::of({{1e6, 0.6, 0.6}}), false};
+  c = c.forWorkingSet(1e6);
+  const LinkCost root = nodeRootAlone(2, c), members = nodeMembersBusy(2, c);
+  EXPECT_NEAR(root.beta, 0.6 * 4e-10, 1e-22) << "2 members: each side alone is the share 1/2";
+  EXPECT_NEAR(members.beta, 0.6 * 4e-10, 1e-22);
+  const double m = 1 << 20;  // 4 rounds
+  EXPECT_NEAR(nodeBroadcastCost(m, 2, c), 4 * root.alpha + 0.75 * 4e-10 * m + (root.beta * m + members.beta * m) / 4, 1e-15);
+  EXPECT_NEAR(nodeReduceCost(m, 2, c),
+              4 * root.alpha + 0.75 * (4e-10 + 2 * 2e-10) * m + (root.beta * m + root.gamma * 2 * m + members.beta * m) / 4,
+              1e-15);
+  const double one = 64 << 10;
+  EXPECT_NEAR(nodeBroadcastCost(one, 2, c), root.alpha + root.beta * one + members.beta * one, 1e-15)
+      << "one round: each side alone, one after the other";
+  LinkCost shared = c;
+  shared.alone.coresShared = true;
+  EXPECT_NEAR(nodeBroadcastCost(m, 2, shared), 4 * root.alpha + root.beta * m + members.beta * m, 1e-15)
+      << "processes sharing the cores: the sides add up";
 }
 
 }  // namespace
