@@ -240,6 +240,7 @@ const char* const kNativeOps[] = {"allreduce", "broadcast", "reduce", "allgather
 }  // namespace
 
 int calibrate(const std::string& path, int iters, int warmup) {
+  timedCalls().clear();
   int rank = 0, size = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
@@ -424,19 +425,20 @@ int calibrate(const std::string& path, int iters, int warmup) {
   // beside that price (2-rank full-lane allgather at 16 MiB priced 2208 us where calibration
   // measured the same call at 1766). Alone, the same copies as busy (LinkCost::atShare keeps the
   // copy's cost).
-  auto payCopies = [](std::vector<Sample>* v, const LinkCost& copies) {
+  // `level`: the costs that price the samples' copies, as the flat level of a one-rank-per-node
+  // sample (the lanes' and pairs' flat algorithms) or as the lane of a node sample.
+  auto payCopies = [](std::vector<Sample>* v, const LinkCost& flat, const LinkCost& level) {
     for (Sample& s : *v) {
       if (!(s.copyBytes > 0)) continue;
-      const LevelCosts at = LevelCosts{copies, LinkCost{0, 0, 0}, copies}.forWorkingSet(s.workingSet);
-      s.fixed = s.copyBytes * at.lane.copy;
+      s.fixed = s.copyBytes * LevelCosts{flat, LinkCost{0, 0, 0}, level}.forWorkingSet(s.workingSet).lane.copy;
       s.seconds -= s.fixed;
     }
   };
-  payCopies(&node, laneFit);
+  payCopies(&node, flatFit, laneFit);
   if (!node.empty()) nodeFit = fitLevel(node);
-  payCopies(&nodeAlone1, laneFit);
-  payCopies(&flatAlone1, flatFit);
-  payCopies(&laneAlone1, laneFit);
+  payCopies(&nodeAlone1, flatFit, laneFit);
+  payCopies(&flatAlone1, flatFit, flatFit);
+  payCopies(&laneAlone1, laneFit, laneFit);
   flatFit.alone = fitAlone(flatAlone1, flatFit, flatAloneShare);
   nodeFit.alone = fitAlone(nodeAlone1, nodeFit, nodeAloneShare);
   laneFit.alone = lane.empty() ? flatFit.alone : fitAlone(laneAlone1, laneFit, laneAloneShare);

@@ -48,7 +48,8 @@ double nodePipeline(const LinkCost& c, int n, double rounds, Root&& root, Member
   const double rootAlone = root(nodeRootAlone(n, c)), membersAlone = members(nodeMembersBusy(n, c));
   if (c.alone.share < 1 && c.alone.coresShared) return rootAlone + membersAlone;
   const double r = std::max(rounds, 1.0);
-  return (r - 1) / r * std::max(root(c), members(c)) + (rootAlone + membersAlone) / r;
+  const double steady = r > 1 ? (r - 1) / r * std::max(root(c), members(c)) : 0;
+  return steady + (rootAlone + membersAlone) / r;
 }
 }  // namespace
 
