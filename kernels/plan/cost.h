@@ -287,6 +287,7 @@ struct LevelCosts {
 inline size_t pipelineBlocks(int k, int s, const LinkCost& c, double bytes, size_t maxBlocks) {
   if (k <= s || bytes <= 0 || maxBlocks <= 1) return 1;
   const double best = std::sqrt((k - s) * c.beta * bytes / (s * c.alpha));
+  if (std::isnan(best)) return 1;  // no cost at all (alpha and beta 0): any M will do
   const double clamped = std::clamp(best, 1.0, static_cast<double>(maxBlocks));
   return static_cast<size_t>(std::llround(clamped));
 }
