@@ -62,6 +62,7 @@ CollectiveArgs sweepCall(Collective coll, DataType type, RedOp op, size_t bytes,
   const CollectiveSpec& spec = specOf(coll);
   const bool perRankBlocks = spec.sendLength == Length::kBlocks || spec.recvLength == Length::kBlocks;
   a.count = bytes / dataTypeSize(type) / (perRankBlocks ? static_cast<size_t>(p) : 1);
+  a.shift = 1;  // strata-perf's default: to the next rank
   return a;
 }
 

@@ -11,6 +11,7 @@
 //                [--simulate auto|off|all] [--sim-ranks N] [--sim-steps N] [--csv FILE] [--plot FILE.png]
 #include <algorithm>
 #include <chrono>
+#include <climits>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -38,6 +39,7 @@ struct ModelOptions {
   double factor = 2;
   DataType type = strataFloat32;
   RedOp op = strataSum;
+  int shift = 1;  // strataShift's shift
   std::vector<std::string> algos;  // empty: all
   std::string simulate = "auto";
   double simSteps = 4e6;  // every rank's plan together, per (algorithm, size)
@@ -59,6 +61,7 @@ struct ModelOptions {
                "                        the size is nccl-tests': the larger buffer of a rank\n"
                "  -f F                  factor between sizes (default 2)\n"
                "  -d TYPE, -o OP        datatype (float) and reduction (sum)\n"
+               "  --shift S             the shift of --op shift (default 1)\n"
                "  --algo A,B|all        algorithms to predict (default all that serve the call)\n"
                "  --simulate MODE       auto (default): simulate the plans on machines of at most --sim-ranks ranks\n"
                "                        (default 1024) whose plans together hold at most --sim-steps steps\n"
@@ -112,6 +115,11 @@ ModelOptions parseOptions(int argc, char** argv) {
       if (!parseDataType(v, &o.type)) bad(a, v, "a datatype (int8 ... bfloat16)");
     } else if (a == "-o") {
       if (!parseRedOp(v, &o.op)) bad(a, v, "sum, prod, max, min or avg");
+    } else if (a == "--shift") {
+      char* end = nullptr;
+      const long q = std::strtol(v, &end, 10);
+      if (end == v || *end != '\0' || q < INT_MIN || q > INT_MAX) bad(a, v, "an integer shift");
+      o.shift = static_cast<int>(q);
     } else if (a == "--algo") {
       o.algos.clear();
       if (std::string(v) != "all") o.algos = splitList(v);
@@ -202,7 +210,12 @@ int run(const ModelOptions& o) {
   Config config;
   for (double b = static_cast<double>(o.minBytes); b <= static_cast<double>(o.maxBytes) * 1.0000001; b *= o.factor) {
     const size_t bytes = static_cast<size_t>(std::llround(b));
-    const CollectiveArgs args = sweepCall(o.coll, o.type, o.op, bytes, p);
+    CollectiveArgs args = sweepCall(o.coll, o.type, o.op, bytes, p);
+    args.shift = o.shift;
+    if (args.count == 0 && o.coll != Collective::kBarrier) {  // the library returns at once, as NCCL does
+      std::printf("  %12zu  (no element per rank: the call is a no-op)\n", bytes);
+      continue;
+    }
     const Machine call = m.forCall(args);  // the plan timing's costs; the tuner reads the curves itself
     TunerInput in;
     in.args = &args;

@@ -3,6 +3,7 @@
 //   direct: one exchange, T(m) = alpha + beta m, the right choice on a fully connected network.
 //   ring:   min(q, p-q) hops between neighbours, in the shorter direction (000, the q-shift on a
 //           ring), T(m) = min(q, p-q)(alpha + beta m).
+// Each plus the copies its plan makes within the rank, at the level's copy cost.
 #include "inter_node/algorithms/algorithm.h"
 
 namespace strata {
@@ -44,10 +45,17 @@ void buildRing(PlanBuilder& b, const CollectiveArgs& a, const Group& g, const Bu
   b.copy(out, cur);
 }
 
-double costDirect(const CollectiveArgs& a, int, const LinkCost& c) { return c.alpha + c.beta * callBytes(a); }
+// A shift by 0 (mod p) is the copy into the receive buffer; in place, nothing. The direct exchange
+// in place lands in scratch and copies from there; the ring copies its last hop's slot.
+double ownCopy(const CollectiveArgs& a, const LinkCost& c) { return a.inPlace ? 0 : c.copy * callBytes(a); }
+double costDirect(const CollectiveArgs& a, int p, const LinkCost& c) {
+  if (normalShift(a, p) == 0) return ownCopy(a, c);
+  return c.alpha + c.beta * callBytes(a) + (a.inPlace ? c.copy * callBytes(a) : 0);
+}
 double costRing(const CollectiveArgs& a, int p, const LinkCost& c) {
   const int q = normalShift(a, p);
-  return std::min(q, p - q) * (c.alpha + c.beta * callBytes(a));
+  if (q == 0) return ownCopy(a, c);
+  return std::min(q, p - q) * (c.alpha + c.beta * callBytes(a)) + c.copy * callBytes(a);
 }
 
 }  // namespace
