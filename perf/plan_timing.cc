@@ -27,6 +27,51 @@ struct Event {
   bool operator>(const Event& o) const { return time != o.time ? time > o.time : seq > o.seq; }
 };
 
+// One direction of one NIC: the intervals it carries a message in, disjoint and in order. A message
+// takes the earliest gap, from the time it is ready, in which its sender's NIC and its receiver's
+// are both free, so a message booked far ahead (a root's sends queued behind each other, each
+// holding its receiver's NIC for its turn) leaves the gaps before it to messages ready sooner. With
+// one free-from time per NIC instead, a hypercube broadcast on 4 nodes of one NIC took twice its
+// M - 1 + log p rounds, every rank's second dimension waiting behind its first.
+class NicTimeline {
+ public:
+  // The end of a busy interval that overlaps [begin, begin + w), or begin where none does.
+  double clearFrom(double begin, double w) const {
+    auto it = busy_.upper_bound(begin);
+    if (it != busy_.begin() && std::prev(it)->second > begin) return std::prev(it)->second;
+    if (it != busy_.end() && it->first < begin + w) return it->second;
+    return begin;
+  }
+  // Books [begin, end); intervals that ended by `now` (the simulation's clock, which only moves
+  // forward) can no longer matter and are dropped.
+  void book(double begin, double end, double now) {
+    while (!busy_.empty() && busy_.begin()->second <= now) busy_.erase(busy_.begin());
+    auto next = busy_.lower_bound(begin);
+    if (next != busy_.begin() && std::prev(next)->second >= begin) {
+      begin = std::prev(next)->first;
+      busy_.erase(std::prev(next));
+    }
+    if (next != busy_.end() && next->first <= end) {
+      end = next->second;
+      busy_.erase(next);
+    }
+    busy_[begin] = end;
+  }
+  double carried = 0;  // seconds it carried data
+
+ private:
+  std::map<double, double> busy_;  // begin -> end
+};
+
+// The earliest time from `t` at which both NIC directions are free for `w` seconds.
+double firstCommonGap(const NicTimeline& a, const NicTimeline& b, double t, double w) {
+  for (;;) {
+    const double next = b.clearFrom(a.clearFrom(t, w), w);
+    if (next == t) return t;
+    t = next;
+  }
+}
+
 // One (source, destination, tag) channel: MPI matches its sends and receives in order.
 struct Channel {
   struct Send {
@@ -57,10 +102,8 @@ class Timeline {
   Timeline(const std::vector<Plan>& plans, const Machine& m, size_t elemSize)
       : plans_(plans), m_(m), es_(elemSize), local_(static_cast<const LevelCosts&>(m.costs).flat) {
     const size_t nics = static_cast<size_t>(m.nodes) * static_cast<size_t>(m.nicsPerNode);
-    txFree_.assign(nics, 0.0);
-    rxFree_.assign(nics, 0.0);
-    txBusy_.assign(nics, 0.0);
-    rxBusy_.assign(nics, 0.0);
+    tx_.resize(nics);
+    rx_.resize(nics);
   }
 
   Status run(PlanTiming* out) {
@@ -93,7 +136,7 @@ class Timeline {
     }
     out->messages = messages_;
     out->networkMessages = networkMessages_;
-    for (size_t k = 0; k < txBusy_.size(); ++k) out->busiestNic = std::max({out->busiestNic, txBusy_[k], rxBusy_[k]});
+    for (size_t k = 0; k < tx_.size(); ++k) out->busiestNic = std::max({out->busiestNic, tx_[k].carried, rx_[k].carried});
     return Status::Ok();
   }
 
@@ -142,10 +185,13 @@ class Timeline {
       const size_t rx = static_cast<size_t>(nodeOf(dst)) * static_cast<size_t>(m_.nicsPerNode) +
                         static_cast<size_t>(m_.nicOf(dst % m_.ranksPerNode));
       const double wire = bytes / m_.nicBandwidth;
-      const double begin = std::max({t, txFree_[tx], rxFree_[rx]});
-      txFree_[tx] = rxFree_[rx] = begin + wire;
-      txBusy_[tx] += wire;
-      rxBusy_[rx] += wire;
+      const double begin = firstCommonGap(tx_[tx], rx_[rx], t, wire);
+      if (wire > 0) {
+        tx_[tx].book(begin, begin + wire, t);
+        rx_[rx].book(begin, begin + wire, t);
+      }
+      tx_[tx].carried += wire;
+      rx_[rx].carried += wire;
       x.departure = std::max(x.departure, begin + wire);
       x.arrival = std::max(x.arrival, begin + wire + lane.alpha);
     }
@@ -219,10 +265,11 @@ class Timeline {
         const int k = rr.nodeOps[d.members]++;
         Meeting& mt = meetings_[{d.members, k}];
         mt.arrived.push_back({r, s});
+        mt.descs.resize(d.members.size());
+        mt.descs[static_cast<size_t>(d.me)] = &d;
         mt.begin = std::max({mt.begin, t, rr.busyUntil});
-        mt.length = std::max(mt.length, nodeOpMemberCost(d, es_, m_.costs.node));
         if (mt.arrived.size() < d.members.size()) return Status::Ok();
-        const double end = mt.begin + mt.length;
+        const double end = mt.begin + nodeOpTeamCost(mt.descs, es_, m_.costs.node);
         for (const auto& [member, step] : mt.arrived) {
           const double done = end + rewriteOf(member, step);  // its outputs where a peer read
           ranks_[static_cast<size_t>(member)].busyUntil = done;
@@ -237,7 +284,8 @@ class Timeline {
 
   struct Meeting {
     std::vector<std::pair<int, StepId>> arrived;
-    double begin = 0, length = 0;
+    std::vector<const NodeOpDesc*> descs;  // by team index
+    double begin = 0;
   };
 
   const std::vector<Plan>& plans_;
@@ -249,7 +297,7 @@ class Timeline {
   uint64_t seq_ = 0;
   std::map<std::tuple<int, int, int>, Channel> channels_;
   std::map<std::pair<std::vector<int>, int>, Meeting> meetings_;
-  std::vector<double> txFree_, rxFree_, txBusy_, rxBusy_;
+  std::vector<NicTimeline> tx_, rx_;
   double finish_ = 0;
   size_t messages_ = 0, networkMessages_ = 0;
 };

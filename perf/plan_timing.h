@@ -9,9 +9,10 @@
 // share a NIC contend for it, as lanes do. A message up to machine.eager_bytes leaves when its send
 // is ready, and the send is complete once its bytes have left (MPI holds them); a larger one leaves
 // when both its send and its receive are ready (rendezvous), and its send completes when it has
-// arrived. A node op starts when
-// every member of its team has reached it and lasts as long as its busiest member's share
-// (kernels/plan/node_costs.h), during which its members do nothing else.
+// arrived. A node op starts when every member of its team has reached it and lasts as the node
+// costs price it from the members' descriptions (kernels/plan/node_costs.h, nodeOpTeamCost: a
+// root-centred op as the pipeline of its root's side and its members'), during which its members do
+// nothing else.
 #pragma once
 
 #include <cstddef>

@@ -93,19 +93,71 @@ double nodeScanCost(double m, int n, const LinkCost& c) {
 }
 double nodeBarrierCost(int n, const LinkCost& c) { return n <= 1 ? 0 : c.alpha; }
 
-double nodeOpMemberCost(const NodeOpDesc& d, size_t elemSize, const LinkCost& c) {
-  const double es = static_cast<double>(elemSize);
-  const size_t me = static_cast<size_t>(d.me);
+namespace {
+// What one member does in a node op, from its own description: bytes it puts into its slot for the
+// others, bytes it writes into its buffers, input bytes it reduces, and whether it reads a peer's slot.
+struct MemberWork {
   double shared = 0, written = 0, reduced = 0;
+  bool readsPeers = false;
+};
+MemberWork workOf(const NodeOpDesc& d, double es) {
+  MemberWork w;
+  const size_t me = static_cast<size_t>(d.me);
   for (size_t i = 0; me < d.writeCounts.size() && i < d.writeCounts[me].size(); ++i) {
-    if (d.writeShared[me][i]) shared += static_cast<double>(d.writeCounts[me][i]) * es;
+    if (d.writeShared[me][i]) w.shared += static_cast<double>(d.writeCounts[me][i]) * es;
   }
   for (const NodeRead& r : d.reads) {
     const double bytes = static_cast<double>(r.dst.count) * es;
-    written += bytes;
-    if (r.sources.size() > 1) reduced += bytes * static_cast<double>(r.sources.size());
+    w.written += bytes;
+    if (r.sources.size() > 1) w.reduced += bytes * static_cast<double>(r.sources.size());
+    for (const NodePiece& src : r.sources) w.readsPeers = w.readsPeers || src.member != me;
   }
-  return nodeOpRounds(shared, c) * c.alpha + c.beta * (shared + written) + c.gamma * reduced;
+  return w;
+}
+}  // namespace
+
+// A root-centred op is one where the members that put bytes into their slots and the members that
+// read a peer's slot are apart, one side a single member (the root): a broadcast's or scatter's
+// root writes, the others read; a reduce's or gather's members write, the root reads. Its time is
+// the formulas' pipeline of the two sides (the root's own copies ride with the reading side, as the
+// formulas count them). Every other op is priced by its busiest member, its writes and reads in turn.
+double nodeOpTeamCost(const std::vector<const NodeOpDesc*>& team, size_t elemSize, const LinkCost& c) {
+  const double es = static_cast<double>(elemSize);
+  const int n = static_cast<int>(team.size());
+  std::vector<MemberWork> work;
+  double maxShared = 0;
+  int writers = 0, readers = 0, writer = -1, reader = -1;
+  bool apart = true;
+  for (int j = 0; j < n; ++j) {
+    work.push_back(workOf(*team[static_cast<size_t>(j)], es));
+    const MemberWork& w = work.back();
+    maxShared = std::max(maxShared, w.shared);
+    if (w.shared > 0) ++writers, writer = j;
+    if (w.readsPeers) ++readers, reader = j;
+    apart = apart && !(w.shared > 0 && w.readsPeers);
+  }
+  const double rounds = nodeOpRounds(maxShared, c);
+  auto writes = [&work](int j, const LinkCost& k) { return k.beta * work[static_cast<size_t>(j)].shared; };
+  auto reads = [&work](int j, const LinkCost& k) {
+    const MemberWork& w = work[static_cast<size_t>(j)];
+    return k.beta * w.written + k.gamma * w.reduced;
+  };
+  if (n > 1 && apart && writers > 0 && readers > 0 && (writers == 1 || readers == 1)) {
+    const bool rootWrites = writers == 1;
+    const int root = rootWrites ? writer : reader;
+    auto rootSide = [&](const LinkCost& k) { return rootWrites ? writes(root, k) : reads(root, k); };
+    auto membersSide = [&](const LinkCost& k) {
+      double most = 0;
+      for (int j = 0; j < n; ++j) {
+        if (j != root) most = std::max(most, rootWrites ? reads(j, k) : writes(j, k));
+      }
+      return most;
+    };
+    return rounds * nodeRootAlone(n, c).alpha + nodePipeline(c, n, rounds, rootSide, membersSide);
+  }
+  double busiest = 0;
+  for (int j = 0; j < n; ++j) busiest = std::max(busiest, writes(j, c) + reads(j, c));
+  return rounds * c.alpha + busiest;
 }
 
 }  // namespace strata

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <vector>
 
 #include "kernels/plan/cost.h"
 #include "kernels/plan/plan.h"
@@ -34,10 +35,11 @@ LinkCost nodeMembersBusy(int n, const LinkCost& c);
 
 // Rounds of a node op that puts `sharedBytes` per member through slots of c.roundBytes.
 double nodeOpRounds(double sharedBytes, const LinkCost& c);
-// The share of a node op of the member whose plan holds `d` (d.me), priced from the description by
-// the accounting of the formulas above: alpha per round, beta per byte it puts into its slot and
-// per byte it writes into its buffers, gamma per input byte of its reductions (strata-model's plan
-// timing, perf/plan_timing.h).
-double nodeOpMemberCost(const NodeOpDesc& d, size_t elemSize, const LinkCost& c);
+// A node op's time on its team (team[j]: member j's description), priced from the descriptions by
+// the accounting of the formulas above: alpha per round, beta per byte a member puts into its slot
+// and per byte it writes into its buffers, gamma per input byte of its reductions; a root-centred
+// op (one member writes and the others read, or the others write and one reads) as the pipeline of
+// its root's side and its members' (strata-model's plan timing, perf/plan_timing.h).
+double nodeOpTeamCost(const std::vector<const NodeOpDesc*>& team, size_t elemSize, const LinkCost& c);
 
 }  // namespace strata

@@ -4,9 +4,13 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <functional>
+#include <string>
 
 #include "hierarchy/composition.h"
 #include "inter_node/algorithms/algorithm.h"
+#include "intra_node/node_collectives.h"
+#include "kernels/plan/node_costs.h"
 #include "kernels/plan/plan_builder.h"
 #include "kernels/plan/topology.h"
 #include "perf/plan_timing.h"
@@ -207,6 +211,105 @@ TEST(PlanTiming, MessagesThatWouldShareALinkGoOneAtATime) {
     const double formula = algo->cost(a, 8, c);
     EXPECT_NEAR(t.seconds / formula, 1.0, 0.05)
         << collectiveName(coll) << " " << name << ": simulated " << t.seconds << " s, formula " << formula;
+  }
+}
+
+// A message takes the earliest gap in which its sender's NIC and its receiver's are both free, not
+// the time after the last message booked on either: rank 0's second message waits for its NIC and
+// holds rank 2's from w to 2w, and rank 3's message to rank 2 still goes in the gap before it.
+// With one free-from time per NIC it went after it (3w + alpha in all).
+TEST(PlanTiming, AMessageTakesTheGapBeforeOneBookedLater) {
+  const double w = 4000 * 1e-9;  // 1000 floats at 1 GB/s
+  Machine m = machine(4, 1, LinkCost{1e-6, 1e-12, 0});
+  m.nicBandwidth = 1e9;
+  m.eagerBytes = 0;
+  std::vector<Plan> plans(4);
+  {
+    PlanBuilder r0(&plans[0]), r1(&plans[1]), r2(&plans[2]), r3(&plans[3]);
+    const Slice in{BufferId::kSend, 0, 1000};
+    r0.send(1, in, 1);
+    r0.send(2, in, 1);
+    r1.recv(0, Slice{BufferId::kRecv, 0, 1000}, 1);
+    r2.recv(0, Slice{BufferId::kRecv, 0, 1000}, 1);
+    r2.recv(3, Slice{BufferId::kRecv, 1000, 1000}, 1);
+    r3.send(2, in, 1);
+    for (PlanBuilder* b : {&r0, &r1, &r2, &r3}) b->finish();
+  }
+  PlanTiming t;
+  ASSERT_TRUE(timePlans(plans, m, 4, &t).ok());
+  EXPECT_NEAR(t.seconds, 2 * w + 1e-6, 1e-9);
+}
+
+// The hypercube broadcast's rounds (M - 1 + log2 p, every rank sending and receiving one block per
+// round) hold behind NICs that carry one message at a time: each rank sends round by round. The
+// root's sends all at once ran ahead of the rounds and took its partners' links in rounds their
+// other partners own (1.6x the formula on 8 and 16 nodes).
+TEST(PlanTiming, TheHypercubeBroadcastKeepsItsRounds) {
+  const LinkCost c{1e-6, 1.0 / 10e9, 0};
+  for (int p : {2, 4, 8, 16}) {
+    Machine m = machine(p, 1, c, c);
+    m.nicBandwidth = 10e9;
+    m.eagerBytes = 0;
+    CollectiveArgs a;
+    a.coll = Collective::kBroadcast;
+    a.count = size_t{1} << 22;
+    a.commSize = p;
+    const FlatAlgorithm* algo = findFlatAlgorithm(a.coll, "hypercube");
+    ASSERT_NE(algo, nullptr);
+    PlanTiming t;
+    bool overBudget = false;
+    const Status s = timeAlgorithm(a, "hypercube", m, 0, &t, &overBudget);
+    ASSERT_TRUE(s.ok()) << s.message();
+    const double formula = algo->cost(a, p, c);
+    EXPECT_NEAR(t.seconds / formula, 1.0, 0.02) << p << " ranks: simulated " << t.seconds << " s, formula " << formula;
+  }
+}
+
+// A node op lasts what the node formulas price it at (kernels/plan/node_costs.h), read from its
+// members' descriptions: a root-centred op as the pipeline of its root's side and its members',
+// at the node's alone costs where each process has a core (its first round's root side and its
+// last round's members' side alone), the symmetric ones by their busiest member. Priced by its
+// busiest member at the busy costs, the root-centred ops left out their pipeline's ends (a node
+// broadcast of 16 rounds 5% short) and the alone costs.
+TEST(PlanTiming, NodeOpsLastWhatTheNodeFormulasPrice) {
+  const int n = 4;
+  const size_t count = size_t{1} << 18;  // 1 MiB of floats
+  const double m = static_cast<double>(count) * 4;
+  LinkCost busy{2e-6, 1e-10, 5e-11};
+  busy.roundBytes = 64 << 10;
+  LinkCost ownCores = busy;  // measured alone where each process had a core
+  ownCores.alone.share = 0.25;
+  ownCores.alone.alpha = 0.5;
+  ownCores.alone.ratios = BandwidthCurve::of({{1, 0.6, 0.7}});
+  ownCores.alone.coresShared = false;
+  for (const LinkCost& c : {busy, ownCores}) {
+    using Build = std::function<NodeOpDesc(const Group&)>;
+    const Slice in{BufferId::kSend, 0, count}, out{BufferId::kRecv, 0, count};
+    std::vector<std::vector<Slice>> pieces(n);
+    for (int j = 0; j < n; ++j) pieces[static_cast<size_t>(j)] = {out.sub(count / n * static_cast<size_t>(j), count / n)};
+    const std::vector<std::pair<Build, double>> cases = {
+        {[&](const Group& g) { return nodeBroadcast(g, 1, in, out); }, nodeBroadcastCost(m, n, c)},
+        {[&](const Group& g) { return nodeReduce(g, 2, in, out); }, nodeReduceCost(m, n, c)},
+        {[&](const Group& g) { return nodeGather(g, 0, pieces, pieces); }, nodeGatherCost(m, n, c)},
+        {[&](const Group& g) { return nodeAllGather(g, pieces); }, nodeAllGatherCost(m, n, c)},
+        {[&](const Group& g) { return nodeAllReduce(g, in, out); }, nodeAllReduceCost(m, n, c)},
+    };
+    for (const auto& [build, formula] : cases) {
+      std::vector<Plan> plans(n);
+      std::string what;
+      for (int r = 0; r < n; ++r) {
+        PlanBuilder b(&plans[static_cast<size_t>(r)]);
+        const NodeOpDesc d = build(Group{{0, 1, 2, 3}, r});
+        what = d.what;
+        b.nodeOp(d);
+        b.finish();
+      }
+      PlanTiming t;
+      ASSERT_TRUE(timePlans(plans, machine(1, n, LinkCost{0, 0, 0}, c), 4, &t).ok()) << what;
+      EXPECT_NEAR(t.seconds / formula, 1.0, 1e-9)
+          << what << (c.alone.share < 1 ? " (alone costs)" : "") << ": simulated " << t.seconds << " s, formula "
+          << formula;
+    }
   }
 }
 
