@@ -164,13 +164,15 @@ for n in $RANKS; do
         --simulate all --csv "$out/model_$tag.csv" > "$out/model_$tag.txt" 2>&1 ||
         { log "strata-model $tag FAILED (see model_$tag.txt)"; exit 1; }
       log "$tag: SMPI and strata-model done in $(( $(date +%s) - start )) s"
-      python3 - "$out/smpi_$tag.txt" "$out/model_$tag.csv" "$net" "$n" "$op" >> "$rows" <<'EOF'
+      python3 - "$out/smpi_$tag.txt" "$out/model_$tag.csv" "$out/model_$tag.txt" "$net" "$n" "$op" >> "$rows" <<'EOF'
 import csv, sys
-smpi_txt, model_csv, net, n, op = sys.argv[1:]
+smpi_txt, model_csv, model_txt, net, n, op = sys.argv[1:]
 model = {(int(r["size_bytes"]), r["algorithm"]): r for r in csv.DictReader(open(model_csv))}
+# Sizes of fewer elements than ranks: the library's call is a no-op, and strata-model says so.
+noop = {int(l.split()[0]) for l in open(model_txt) if "no element per rank" in l}
 for line in open(smpi_txt):
     f = line.split()
-    if len(f) != 4 or f[3] != "ok" or not f[0].isdigit():
+    if len(f) != 4 or f[3] != "ok" or not f[0].isdigit() or int(f[0]) in noop:
         continue
     m = model.get((int(f[0]), f[1]))
     if m is None:
@@ -194,7 +196,7 @@ def size(b):
 rows = []
 for r in csv.DictReader(open(sys.argv[1])):
     s, m, f = float(r["smpi_us"]), float(r["model_sim_us"]), float(r["model_formula_us"])
-    if m == 0:  # fewer elements than ranks: no rank has a block, nothing moves
+    if m == 0:  # nothing moves
         continue
     rows.append((r, s, m, f, (m - s) / s, (f - s) / s))
 groups = {}
