@@ -157,7 +157,8 @@ double nodeOpTeamCost(const std::vector<const NodeOpDesc*>& team, size_t elemSiz
   }
   double busiest = 0;
   for (int j = 0; j < n; ++j) busiest = std::max(busiest, writes(j, c) + reads(j, c));
-  return rounds * c.alpha + busiest;
+  // A team of one hands no slot to anyone: its op is its own copies (the formulas' n <= 1).
+  return (n > 1 ? rounds * c.alpha : 0) + busiest;
 }
 
 }  // namespace strata
