@@ -3,7 +3,8 @@
 // to r + 2^k every block whose index has bit k set (packed into one message) and receive the same
 // indices from r - 2^k; finally block i holds the data from rank r-i. ceil(log2 p) messages of about
 // half the data each: the small-block alltoall.
-//   T(m) = ceil(log2 p)(alpha + beta m/2)                (m: a rank's send bytes)
+//   T(m) = ceil(log2 p)(alpha + beta m/2) + c (2 m + 2 ceil(log2 p) m/2)   (m: a rank's send bytes;
+//   c: a copy within the rank, for the rotations and each round's packing)
 #include "inter_node/algorithms/algorithm.h"
 
 namespace strata {
@@ -48,14 +49,24 @@ void build(PlanBuilder& b, const CollectiveArgs& a, const Group& g, const BuildO
   for (int i = 0; i < p; ++i) b.copy(block(recv, (r - i + p) % p), block(work, i));
 }
 
+// Round k sends the blocks whose index has bit k set (about half of them), packed into the outbox
+// and unpacked from the inbox; the rotations copy every block twice more. The copies stay within
+// the rank, at the level's copy cost.
 double cost(const CollectiveArgs& a, int p, const LinkCost& c) {
-  const double m = callBytes(a) * p;
-  return ceilLog2(p) * (c.alpha + c.beta * m / 2) + 2 * c.beta * m;  // plus packing copies
+  const double block = callBytes(a);
+  double t = 0, packed = 0;
+  for (int d = 1; d < p; d <<= 1) {
+    int blocks = 0;
+    for (int start = d; start < p; start += 2 * d) blocks += std::min(d, p - start);
+    t += c.alpha + c.beta * blocks * block;
+    packed += blocks * block;
+  }
+  return t + c.copy * (2 * block * p + 2 * packed);
 }
 
 }  // namespace
 
 extern const FlatAlgorithm kBruckAllToAll = {"bruck", Collective::kAllToAll, nullptr, build, cost,
-                                             "ceil(log p)(a + b m/2) + copies"};
+                                             "ceil(log p)(a + b m/2) + c (2 + ceil(log p)) m"};
 
 }  // namespace strata

@@ -2,7 +2,8 @@
 // "Telephone exchange algorithm (1-factoring)"): p-1 rounds; in round i rank r exchanges with
 // r XOR i when p is a power of two (a 1-factor: partners pair up), else sends to (r+i) mod p and
 // receives from (r-i) mod p. Every block travels once, directly.
-//   T(m) = (p-1)(alpha + beta m/p)                       (m: a rank's send bytes)
+//   T(m) = (p-1)(alpha + beta m/p) + c m/p               (m: a rank's send bytes; c: a copy within
+//   the rank, its own block's; in place also the whole input's, c m)
 #include "inter_node/algorithms/algorithm.h"
 
 namespace strata {
@@ -48,16 +49,17 @@ void build(PlanBuilder& b, const CollectiveArgs& a, const Group& g, const BuildO
   }
 }
 
+// Plus the copies within the rank: its own block, and in place the whole input first.
 double cost(const CollectiveArgs& a, int p, const LinkCost& c) {
   const double m = callBytes(a) * p;
-  return (p - 1) * (c.alpha + c.beta * m / p);
+  return (p - 1) * (c.alpha + c.beta * m / p) + c.copy * (m / p + (a.inPlace ? m : 0));
 }
 
 }  // namespace
 
 extern const FlatAlgorithm kPairwiseAllToAll = {"pairwise", Collective::kAllToAll, nullptr, build, cost,
-                                                "(p-1)(a + b m/p)"};
+                                                "(p-1)(a + b m/p) + c m/p"};
 extern const FlatAlgorithm kPairwiseAllToAllv = {"pairwise", Collective::kAllToAllv, nullptr, build, cost,
-                                                 "(p-1)(a + b m/p)"};
+                                                 "(p-1)(a + b m/p) + c m/p"};
 
 }  // namespace strata

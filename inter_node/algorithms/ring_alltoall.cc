@@ -2,7 +2,8 @@
 // step k every rank passes to its right neighbour a packet of p-k blocks; of the packet it
 // receives, the first block is its own (from rank r-k) and the rest travel on. Only neighbours
 // talk, as on a ring network; the volume is the ring's p(p-1)/2 blocks.
-//   T(m) = (p-1) alpha + beta (m/p) p(p-1)/2             (m: a rank's send bytes)
+//   T(m) = (p-1) alpha + beta (m/p) p(p-1)/2 + c (2p-1) m/p   (m: a rank's send bytes; c: a copy
+//   within the rank: the packing and each step's block out of the packet)
 #include "inter_node/algorithms/algorithm.h"
 
 namespace strata {
@@ -40,14 +41,17 @@ void build(PlanBuilder& b, const CollectiveArgs& a, const Group& g, const BuildO
   }
 }
 
+// Plus the copies within the rank: the first packet's p - 1 blocks, each step's block out of the
+// packet it received, and out of place its own block.
 double cost(const CollectiveArgs& a, int p, const LinkCost& c) {
   const double blockBytes = callBytes(a);
-  return (p - 1) * c.alpha + c.beta * blockBytes * p * (p - 1) / 2.0;
+  const double copied = 2.0 * (p - 1) + (a.inPlace ? 0 : 1);
+  return (p - 1) * c.alpha + c.beta * blockBytes * p * (p - 1) / 2.0 + c.copy * blockBytes * copied;
 }
 
 }  // namespace
 
 extern const FlatAlgorithm kRingAllToAll = {"ring", Collective::kAllToAll, nullptr, build, cost,
-                                            "(p-1) a + b (m/p) p(p-1)/2"};
+                                            "(p-1) a + b (m/p) p(p-1)/2 + c (2p-1) m/p"};
 
 }  // namespace strata
