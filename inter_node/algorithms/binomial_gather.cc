@@ -3,7 +3,8 @@
 // subtree in scratch, in virtual order, and sends them to its parent in one message. The root receives
 // each subtree straight into its receive buffer unless the subtree's ranks wrap past p - 1; those
 // land in scratch and are copied in two pieces.
-//   T(m) = ceil(log2 p) alpha + (p-1)/p beta m          (m: the gathered bytes)
+//   T(m) = ceil(log2 p) alpha + (p-1)/p beta m + c m/p   (m: the gathered bytes; c m/p: the root's own
+//   block, a copy within it)
 // with each round priced at the share of the ranks it keeps busy (kernels/plan/cost.h,
 // binomialRound: the same sum where the host has a core per process).
 #include "inter_node/algorithms/algorithm.h"
@@ -58,12 +59,12 @@ void build(PlanBuilder& b, const CollectiveArgs& a, const Group& g, const BuildO
 
 double cost(const CollectiveArgs& a, int p, const LinkCost& c) {
   const double m = callBytes(a) * p;
-  return binomialSpreadTime(p, c, m);
+  return binomialSpreadTime(p, c, m) + c.copy * m / p;  // the root's own block: a copy
 }
 
 }  // namespace
 
 extern const FlatAlgorithm kBinomialGather = {"binomial", Collective::kGather, nullptr, build, cost,
-                                              "ceil(log p) a + (p-1)/p b m"};
+                                              "ceil(log p) a + (p-1)/p b m + c m/p"};
 
 }  // namespace strata

@@ -3,7 +3,8 @@
 // first when the range wraps past rank p - 1); an inner member receives its subtree's blocks into
 // scratch, forwards the children's ranges and keeps its own; a leaf receives straight into its
 // receive buffer.
-//   T(m) = ceil(log2 p) alpha + (p-1)/p beta m          (m: the scattered bytes)
+//   T(m) = ceil(log2 p) alpha + (p-1)/p beta m          (m: the scattered bytes; the root's copy of its
+//   own block runs while the first child receives)
 // with each round priced at the share of the ranks it keeps busy (kernels/plan/cost.h,
 // binomialRound: the same sum where the host has a core per process).
 #include "inter_node/algorithms/algorithm.h"

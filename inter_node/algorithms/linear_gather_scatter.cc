@@ -2,7 +2,8 @@
 // "Linear time irregular gather"): every rank exchanges its block with the root directly. The root
 // handles p-1 messages, but no data travels twice and no rank but the root needs the counts, so
 // this is the algorithm for large blocks and for gatherv/scatterv.
-//   T(m) = (p-1) alpha + (p-1)/p beta m
+//   gather:  T(m) = (p-1) alpha + (p-1)/p beta m + c m/p   (c m/p: the root's own block, a copy within it)
+//   scatter: T(m) = (p-1) alpha + (p-1)/p beta m           (the root's copy runs beside the sends)
 #include "inter_node/algorithms/algorithm.h"
 
 namespace strata {
@@ -45,20 +46,24 @@ void buildScatter(PlanBuilder& b, const CollectiveArgs& a, const Group& g, const
   }
 }
 
-double cost(const CollectiveArgs& a, int p, const LinkCost& c) {
+double costScatter(const CollectiveArgs& a, int p, const LinkCost& c) {
   const double m = callBytes(a) * p;
   return (p - 1) * c.alpha + (p - 1.0) / p * c.beta * m;
 }
+// The gather's root copies its own block as well as receiving the others' (a message within a node
+// is its receiver's copy: the two add up); the scatter's root copies its own while the others
+// receive.
+double costGather(const CollectiveArgs& a, int p, const LinkCost& c) { return costScatter(a, p, c) + c.copy * callBytes(a); }
 
 }  // namespace
 
-extern const FlatAlgorithm kLinearGather = {"linear", Collective::kGather, nullptr, buildGather, cost,
-                                            "(p-1) a + (p-1)/p b m"};
-extern const FlatAlgorithm kLinearScatter = {"linear", Collective::kScatter, nullptr, buildScatter, cost,
+extern const FlatAlgorithm kLinearGather = {"linear", Collective::kGather, nullptr, buildGather, costGather,
+                                            "(p-1) a + (p-1)/p b m + c m/p"};
+extern const FlatAlgorithm kLinearScatter = {"linear", Collective::kScatter, nullptr, buildScatter, costScatter,
                                              "(p-1) a + (p-1)/p b m"};
-extern const FlatAlgorithm kLinearGatherv = {"linear", Collective::kGatherv, nullptr, buildGather, cost,
-                                             "(p-1) a + (p-1)/p b m"};
-extern const FlatAlgorithm kLinearScatterv = {"linear", Collective::kScatterv, nullptr, buildScatter, cost,
+extern const FlatAlgorithm kLinearGatherv = {"linear", Collective::kGatherv, nullptr, buildGather, costGather,
+                                             "(p-1) a + (p-1)/p b m + c m/p"};
+extern const FlatAlgorithm kLinearScatterv = {"linear", Collective::kScatterv, nullptr, buildScatter, costScatter,
                                               "(p-1) a + (p-1)/p b m"};
 
 }  // namespace strata
