@@ -152,7 +152,7 @@ double costReduceScatterLeader(const CollectiveArgs& a, const Topology& t, const
   // On one node the leader still copies its sums into the scatter's buffer (a level of one member).
   return nodeReduceCost(total, n, c.node) +
          (N > 1 ? levelCost(a, call, N, representativesLink(c.lane, t)) : oneMemberLevelCost(a, call, c.node)) +
-         nodeGatherCost(callBytes(a) * n, n, c.node);
+         nodeScatterCost(callBytes(a) * n, n, c.node);
 }
 
 // ---- gather ----
@@ -241,7 +241,11 @@ void buildScatterFullLane(PlanBuilder& b, const CollectiveArgs& a, const Topolog
 }
 
 double costScatterFullLane(const CollectiveArgs& a, const Topology& t, const LevelCosts& c) {
-  return costGatherFullLane(a, t, c);
+  const int n = t.maxNodeSize(), N = t.numNodes();
+  NestedCall call(Collective::kScatter, a.count, 0, false);
+  // On one node the lane's scatter of one member is the copy out of the lane buffer.
+  return (N > 1 ? levelCost(a, call, N, c.lane) : oneMemberLevelCost(a, call, c.lane)) +
+         nodeScatterCost(callBytes(a) * t.size, n, c.node);
 }
 
 void buildScatterLeader(PlanBuilder& b, const CollectiveArgs& a, const Topology& t, const LevelCosts& c) {
@@ -269,7 +273,12 @@ void buildScatterLeader(PlanBuilder& b, const CollectiveArgs& a, const Topology&
   b.nodeOp(nodeScatter(team, repLocal, inPieces, outPieces));
 }
 
-double costScatterLeader(const CollectiveArgs& a, const Topology& t, const LevelCosts& c) { return costGatherLeader(a, t, c); }
+double costScatterLeader(const CollectiveArgs& a, const Topology& t, const LevelCosts& c) {
+  const int n = t.maxNodeSize(), N = t.numNodes();
+  NestedCall call(Collective::kScatter, a.count * static_cast<size_t>(n), 0, false);
+  return nodeScatterCost(callBytes(a) * n, n, c.node) +
+         (N > 1 ? levelCost(a, call, N, representativesLink(c.lane, t)) : 0.0);
+}
 
 }  // namespace
 

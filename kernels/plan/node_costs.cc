@@ -75,13 +75,20 @@ double nodeAllReduceCost(double m, int n, const LinkCost& c) {
   if (n <= 1) return c.beta * m;
   return nodeOpRounds(m, c) * c.alpha + 2 * c.beta * m + c.gamma * m * n;
 }
-double nodeGatherCost(double m, int n, const LinkCost& c) {
+// Gather and scatter: the root's side moves the whole m, each member's its m/n; `shared`, the most
+// one member puts through its slot, sets the rounds (node_op_layout.cc): a gather's members m/n
+// each, a scatter's root every other member's part, (n - 1)/n of m.
+namespace {
+double nodePiecesCost(double m, int n, double shared, const LinkCost& c) {
   if (n <= 1) return c.beta * m;
-  const double rounds = nodeOpRounds(m / n, c);
+  const double rounds = nodeOpRounds(shared, c);
   return rounds * nodeRootAlone(n, c).alpha +
          nodePipeline(c, n, rounds, [m](const LinkCost& k) { return k.beta * m; },
                       [m, n](const LinkCost& k) { return k.beta * m / n; });
 }
+}  // namespace
+double nodeGatherCost(double m, int n, const LinkCost& c) { return nodePiecesCost(m, n, m / n, c); }
+double nodeScatterCost(double m, int n, const LinkCost& c) { return nodePiecesCost(m, n, m * (n - 1) / n, c); }
 double nodeAllToAllCost(double m, int n, const LinkCost& c) {
   if (n <= 1) return c.beta * m;
   const double shared = m * (n - 1) / n;
@@ -107,6 +114,11 @@ MemberWork workOf(const NodeOpDesc& d, double es) {
     if (d.writeShared[me][i]) w.shared += static_cast<double>(d.writeCounts[me][i]) * es;
   }
   for (const NodeRead& r : d.reads) {
+    // My own piece onto itself (a broadcast's root whose output is its input) moves nothing.
+    const NodePiece& first = r.sources.front();
+    if (r.sources.size() == 1 && first.member == me && first.index < d.writes.size() && d.writes[first.index] == r.dst) {
+      continue;
+    }
     const double bytes = static_cast<double>(r.dst.count) * es;
     w.written += bytes;
     if (r.sources.size() > 1) w.reduced += bytes * static_cast<double>(r.sources.size());
@@ -119,8 +131,9 @@ MemberWork workOf(const NodeOpDesc& d, double es) {
 // A root-centred op is one where the members that put bytes into their slots and the members that
 // read a peer's slot are apart, one side a single member (the root): a broadcast's or scatter's
 // root writes, the others read; a reduce's or gather's members write, the root reads. Its time is
-// the formulas' pipeline of the two sides (the root's own copies ride with the reading side, as the
-// formulas count them). Every other op is priced by its busiest member, its writes and reads in turn.
+// the formulas' pipeline of the two sides, each side a member's whole work (a scatter's root copies
+// its own block as well as writing the others'). Every other op is priced by its busiest member,
+// its writes and reads in turn.
 double nodeOpTeamCost(const std::vector<const NodeOpDesc*>& team, size_t elemSize, const LinkCost& c) {
   const double es = static_cast<double>(elemSize);
   const int n = static_cast<int>(team.size());
@@ -145,11 +158,11 @@ double nodeOpTeamCost(const std::vector<const NodeOpDesc*>& team, size_t elemSiz
   if (n > 1 && apart && writers > 0 && readers > 0 && (writers == 1 || readers == 1)) {
     const bool rootWrites = writers == 1;
     const int root = rootWrites ? writer : reader;
-    auto rootSide = [&](const LinkCost& k) { return rootWrites ? writes(root, k) : reads(root, k); };
+    auto rootSide = [&](const LinkCost& k) { return writes(root, k) + reads(root, k); };
     auto membersSide = [&](const LinkCost& k) {
       double most = 0;
       for (int j = 0; j < n; ++j) {
-        if (j != root) most = std::max(most, rootWrites ? reads(j, k) : writes(j, k));
+        if (j != root) most = std::max(most, writes(j, k) + reads(j, k));
       }
       return most;
     };

@@ -24,7 +24,8 @@ double nodeAllGatherCost(double m, int n, const LinkCost& c);
 double nodeBroadcastCost(double m, int n, const LinkCost& c);
 double nodeReduceCost(double m, int n, const LinkCost& c);
 double nodeAllReduceCost(double m, int n, const LinkCost& c);
-double nodeGatherCost(double m, int n, const LinkCost& c);   // also scatter
+double nodeGatherCost(double m, int n, const LinkCost& c);
+double nodeScatterCost(double m, int n, const LinkCost& c);
 double nodeAllToAllCost(double m, int n, const LinkCost& c);  // m: one member's send bytes
 double nodeScanCost(double m, int n, const LinkCost& c);
 double nodeBarrierCost(int n, const LinkCost& c);

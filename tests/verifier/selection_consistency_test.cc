@@ -167,7 +167,7 @@ TEST(SelectionOneNode, LeaderCompositionsPayTheCopyOfTheirOneMemberLevel) {
     ASSERT_NE(leader, nullptr) << collectiveName(k.coll);
     const double withoutLevel = k.coll == Collective::kBroadcast ? nodeBroadcastCost(4.0 * m, 4, priced.node)
                                 : k.coll == Collective::kReduceScatter
-                                    ? nodeReduceCost(4.0 * m, 4, priced.node) + nodeGatherCost(4.0 * m, 4, priced.node)
+                                    ? nodeReduceCost(4.0 * m, 4, priced.node) + nodeScatterCost(4.0 * m, 4, priced.node)
                                     : nodeReduceCost(4.0 * m, 4, priced.node) + nodeBroadcastCost(4.0 * m, 4, priced.node);
     EXPECT_NEAR(leader->cost(a, topo, priced), withoutLevel + k.copiedBytes * priced.node.copy, withoutLevel * 1e-9)
         << collectiveName(k.coll);
