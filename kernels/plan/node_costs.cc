@@ -115,8 +115,8 @@ MemberWork workOf(const NodeOpDesc& d, double es) {
   }
   for (const NodeRead& r : d.reads) {
     // My own piece onto itself (a broadcast's root whose output is its input) moves nothing.
-    const NodePiece& first = r.sources.front();
-    if (r.sources.size() == 1 && first.member == me && first.index < d.writes.size() && d.writes[first.index] == r.dst) {
+    if (r.sources.size() == 1 && r.sources[0].member == me && r.sources[0].index < d.writes.size() &&
+        d.writes[r.sources[0].index] == r.dst) {
       continue;
     }
     const double bytes = static_cast<double>(r.dst.count) * es;

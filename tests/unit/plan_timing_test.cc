@@ -45,6 +45,23 @@ std::vector<Plan> pairPlans(int p, const std::vector<std::pair<int, int>>& pairs
   return plans;
 }
 
+// A flat algorithm's plans for the call `a` timed on `m`, and its formula at the costs `c`.
+struct SimulatedAndPriced {
+  double simulated = 0, formula = 0;
+};
+::testing::AssertionResult simulateFlat(const CollectiveArgs& a, const char* name, const Machine& m, const LinkCost& c,
+                                        SimulatedAndPriced* out) {
+  const FlatAlgorithm* algo = findFlatAlgorithm(a.coll, name);
+  if (algo == nullptr) return ::testing::AssertionFailure() << collectiveName(a.coll) << " has no algorithm " << name;
+  PlanTiming t;
+  bool overBudget = false;
+  const Status s = timeAlgorithm(a, name, m, 0, &t, &overBudget);
+  if (!s.ok()) return ::testing::AssertionFailure() << name << ": " << s.message();
+  out->simulated = t.seconds;
+  out->formula = algo->cost(a, a.commSize, c);
+  return ::testing::AssertionSuccess();
+}
+
 TEST(PlanTiming, OneMessageCostsAlphaPlusBetaM) {
   const Machine m = machine(2, 1, LinkCost{1e-6, 1e-9, 0});
   PlanTiming t;
@@ -149,15 +166,9 @@ TEST(PlanTiming, FlatPlansAgreeWithTheirFormulas) {
     a.coll = Collective::kAllReduce;
     a.count = size_t{1} << 22;
     a.commSize = 8;
-    const FlatAlgorithm* algo = findFlatAlgorithm(a.coll, name);
-    ASSERT_NE(algo, nullptr) << name;
-    PlanTiming t;
-    bool overBudget = false;
-    const Status s = timeAlgorithm(a, name, m, 0, &t, &overBudget);
-    ASSERT_TRUE(s.ok()) << s.message();
-    ASSERT_FALSE(overBudget);
-    const double formula = algo->cost(a, 8, c);
-    EXPECT_NEAR(t.seconds / formula, 1.0, 0.1) << name << ": simulated " << t.seconds << " s, formula " << formula;
+    SimulatedAndPriced r;
+    ASSERT_TRUE(simulateFlat(a, name, m, c, &r));
+    EXPECT_NEAR(r.simulated / r.formula, 1.0, 0.1) << name << ": simulated " << r.simulated << " s, formula " << r.formula;
   }
 }
 
@@ -175,14 +186,9 @@ TEST(PlanTiming, AMessageWithinANodeIsCopiedByItsReceiverAfterItsLocalSteps) {
   a.coll = Collective::kAllGather;
   a.count = size_t{1} << 20;  // per rank
   a.commSize = 2;
-  const FlatAlgorithm* ring = findFlatAlgorithm(a.coll, "ring");
-  ASSERT_NE(ring, nullptr);
-  PlanTiming t;
-  bool overBudget = false;
-  const Status s = timeAlgorithm(a, "ring", m, 0, &t, &overBudget);
-  ASSERT_TRUE(s.ok()) << s.message();
-  const double formula = ring->cost(a, 2, c);
-  EXPECT_NEAR(t.seconds / formula, 1.0, 0.01) << "simulated " << t.seconds << " s, formula " << formula;
+  SimulatedAndPriced r;
+  ASSERT_TRUE(simulateFlat(a, "ring", m, c, &r));
+  EXPECT_NEAR(r.simulated / r.formula, 1.0, 0.01) << "simulated " << r.simulated << " s, formula " << r.formula;
 }
 
 // The alltoall, shift and gather formulas count the copies their plans make within the rank (the
@@ -208,15 +214,10 @@ TEST(PlanTiming, FormulasCountTheCopiesTheirPlansMake) {
       a.count = size_t{1} << 18;  // per block
       a.commSize = 2;
       a.shift = shift;
-      const FlatAlgorithm* algo = findFlatAlgorithm(coll, name);
-      ASSERT_NE(algo, nullptr) << name;
-      PlanTiming t;
-      bool overBudget = false;
-      const Status s = timeAlgorithm(a, name, m, 0, &t, &overBudget);
-      ASSERT_TRUE(s.ok()) << s.message();
-      const double formula = algo->cost(a, 2, c);
-      EXPECT_NEAR(t.seconds / formula, 1.0, 0.01) << collectiveName(coll) << " " << name << " (shift " << shift
-                                                  << "): simulated " << t.seconds << " s, formula " << formula;
+      SimulatedAndPriced r;
+      ASSERT_TRUE(simulateFlat(a, name, m, c, &r));
+      EXPECT_NEAR(r.simulated / r.formula, 1.0, 0.01) << collectiveName(coll) << " " << name << " (shift " << shift
+                                                      << "): simulated " << r.simulated << " s, formula " << r.formula;
     }
   }
 }
@@ -239,15 +240,10 @@ TEST(PlanTiming, MessagesThatWouldShareALinkGoOneAtATime) {
     a.coll = coll;
     a.count = coll == Collective::kScatter ? size_t{1} << 17 : size_t{1} << 20;
     a.commSize = 8;
-    const FlatAlgorithm* algo = findFlatAlgorithm(coll, name);
-    ASSERT_NE(algo, nullptr) << name;
-    PlanTiming t;
-    bool overBudget = false;
-    const Status s = timeAlgorithm(a, name, m, 0, &t, &overBudget);
-    ASSERT_TRUE(s.ok()) << s.message();
-    const double formula = algo->cost(a, 8, c);
-    EXPECT_NEAR(t.seconds / formula, 1.0, 0.05)
-        << collectiveName(coll) << " " << name << ": simulated " << t.seconds << " s, formula " << formula;
+    SimulatedAndPriced r;
+    ASSERT_TRUE(simulateFlat(a, name, m, c, &r));
+    EXPECT_NEAR(r.simulated / r.formula, 1.0, 0.05)
+        << collectiveName(coll) << " " << name << ": simulated " << r.simulated << " s, formula " << r.formula;
   }
 }
 
