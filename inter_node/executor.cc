@@ -77,8 +77,15 @@ Status Executor::run(const Plan& plan, const Bindings& bind, const ExecContext& 
   if (n == 1 && plan.steps[0].kind == StepKind::kNodeOp && ctx.phaseTimes == nullptr && ctx.nodeOps != nullptr &&
       ctx.device == nullptr) {
     ctx_ = &ctx;
+    plan_ = &plan;
+    bind_ = &bind;
+    progressError_ = Status::Ok();
     done_ = 0;
     remaining_.assign(1, 0);
+    ready_.clear();
+    readyHead_ = 0;
+    requests_.clear();
+    requestStep_.clear();
     Status s = runNodeOp(plan, 0, bind, ctx);
     return s.ok() ? s : s.withContext(contextText(plan, ctx));
   }
@@ -137,23 +144,15 @@ Status Executor::run(const Plan& plan, const Bindings& bind, const ExecContext& 
     // broadcast 1.7x slower at 16 MiB). A node op blocks until the whole node team is in it, so it is
     // entered only when nothing else is waiting to start.
     while (readyHead_ < ready_.size() || localHead < pendingLocal_.size() || nodeOpHead < pendingNodeOps_.size()) {
+      Status s;
       if (readyHead_ < ready_.size()) {
-        const StepId id = ready_[readyHead_++];
-        const StepKind kind = plan.steps[id].kind;
-        if (kind == StepKind::kNodeOp) {
-          pendingNodeOps_.push_back(id);
-          continue;
-        }
-        if (ctx.device == nullptr && kind != StepKind::kSend && kind != StepKind::kRecv) {
-          pendingLocal_.push_back(id);
-          continue;
-        }
-        Status s = ctx.device != nullptr ? startDeviceStep(plan, id, bind, ctx) : startStep(plan, id, bind, ctx);
-        if (!s.ok()) return failPending(plan, bind, ctx, s);
-        continue;
+        s = dispatchReady(plan, ready_[readyHead_++], bind, ctx, /*inNodeOp=*/false);
+      } else if (localHead < pendingLocal_.size()) {
+        const StepId id = pendingLocal_[localHead++];
+        s = ctx.device != nullptr ? startDeviceStep(plan, id, bind, ctx) : startStep(plan, id, bind, ctx);
+      } else {
+        s = runNodeOp(plan, pendingNodeOps_[nodeOpHead++], bind, ctx);
       }
-      Status s = localHead < pendingLocal_.size() ? startStep(plan, pendingLocal_[localHead++], bind, ctx)
-                                                  : runNodeOp(plan, pendingNodeOps_[nodeOpHead++], bind, ctx);
       if (!s.ok()) return failPending(plan, bind, ctx, s);
     }
     if (done_ == n) break;
@@ -171,46 +170,11 @@ Status Executor::run(const Plan& plan, const Bindings& bind, const ExecContext& 
                          makeStatus(strataInternalError, "plan stalled with %zu of %zu steps done and nothing in flight",
                                     done_, n));
     }
-    completedIndices_.resize(requests_.size());
-    statuses_.resize(requests_.size());
-    int outcount = 0;
-    const bool block = ctx.blockInMpiWhenIdle && ctx.device == nullptr;
-    const int rc = (block ? MPI_Waitsome : MPI_Testsome)(static_cast<int>(requests_.size()), requests_.data(), &outcount,
-                                                          completedIndices_.data(), statuses_.data());
-    if (rc != MPI_SUCCESS) {
-      Status s = mpiError(block ? "MPI_Waitsome" : "MPI_Testsome", rc, STRATA_WHERE);
-      // Which message failed, and how (a truncation names a receive matched by a larger message).
-      for (int k = 0; rc == MPI_ERR_IN_STATUS && k < outcount && outcount != MPI_UNDEFINED; ++k) {
-        const MPI_Status& st = statuses_[static_cast<size_t>(k)];
-        if (st.MPI_ERROR == MPI_SUCCESS || st.MPI_ERROR == MPI_ERR_PENDING) continue;
-        char text[MPI_MAX_ERROR_STRING];
-        int len = 0;
-        MPI_Error_string(st.MPI_ERROR, text, &len);
-        const StepId id = requestStep_[static_cast<size_t>(completedIndices_[static_cast<size_t>(k)])];
-        s = s.withContext(strformat("%s (source %d, tag %d): %.*s", plan.describe(id, bind.type).c_str(), st.MPI_SOURCE,
-                                    st.MPI_TAG, len, text));
-        break;
-      }
-      return failPending(plan, bind, ctx, s);
-    }
-    if (outcount > 0 && outcount != MPI_UNDEFINED) {
+    bool moved = false;
+    Status tested = testMessages(plan, bind, ctx, ctx.blockInMpiWhenIdle && ctx.device == nullptr, &moved);
+    if (!tested.ok()) return failPending(plan, bind, ctx, tested);
+    if (moved) {
       waiter.progressed();
-      for (int k = 0; k < outcount; ++k) {
-        const size_t r = static_cast<size_t>(completedIndices_[static_cast<size_t>(k)]);
-        const StepId id = requestStep_[r];
-        if (--pendingRequests_[id] == 0) complete(plan, id);
-      }
-      // Drop completed requests (MPI set them to MPI_REQUEST_NULL).
-      size_t w = 0;
-      for (size_t r = 0; r < requests_.size(); ++r) {
-        if (requests_[r] != MPI_REQUEST_NULL) {
-          requests_[w] = requests_[r];
-          requestStep_[w] = requestStep_[r];
-          ++w;
-        }
-      }
-      requests_.resize(w);
-      requestStep_.resize(w);
       continue;
     }
     // Nothing moved: wait (bounded, abortable), naming the oldest step still waiting, the one the
@@ -363,17 +327,88 @@ Status Executor::postMessage(const Plan& plan, StepId id, const Bindings& bind, 
   return Status::Ok();
 }
 
+Status Executor::testMessages(const Plan& plan, const Bindings& bind, const ExecContext& ctx, bool block, bool* moved) {
+  *moved = false;
+  completedIndices_.resize(requests_.size());
+  statuses_.resize(requests_.size());
+  int outcount = 0;
+  const int rc = (block ? MPI_Waitsome : MPI_Testsome)(static_cast<int>(requests_.size()), requests_.data(), &outcount,
+                                                        completedIndices_.data(), statuses_.data());
+  if (rc != MPI_SUCCESS) {
+    Status s = mpiError(block ? "MPI_Waitsome" : "MPI_Testsome", rc, STRATA_WHERE);
+    // Which message failed, and how (a truncation names a receive matched by a larger message).
+    for (int k = 0; rc == MPI_ERR_IN_STATUS && k < outcount && outcount != MPI_UNDEFINED; ++k) {
+      const MPI_Status& st = statuses_[static_cast<size_t>(k)];
+      if (st.MPI_ERROR == MPI_SUCCESS || st.MPI_ERROR == MPI_ERR_PENDING) continue;
+      char text[MPI_MAX_ERROR_STRING];
+      int len = 0;
+      MPI_Error_string(st.MPI_ERROR, text, &len);
+      const StepId id = requestStep_[static_cast<size_t>(completedIndices_[static_cast<size_t>(k)])];
+      s = s.withContext(strformat("%s (source %d, tag %d): %.*s", plan.describe(id, bind.type).c_str(), st.MPI_SOURCE,
+                                  st.MPI_TAG, len, text));
+      break;
+    }
+    return s;
+  }
+  if (outcount == 0 || outcount == MPI_UNDEFINED) return Status::Ok();
+  *moved = true;
+  for (int k = 0; k < outcount; ++k) {
+    const size_t r = static_cast<size_t>(completedIndices_[static_cast<size_t>(k)]);
+    const StepId id = requestStep_[r];
+    if (--pendingRequests_[id] == 0) complete(plan, id);
+  }
+  // Drop completed requests (MPI set them to MPI_REQUEST_NULL).
+  size_t w = 0;
+  for (size_t r = 0; r < requests_.size(); ++r) {
+    if (requests_[r] != MPI_REQUEST_NULL) {
+      requests_[w] = requests_[r];
+      requestStep_[w] = requestStep_[r];
+      ++w;
+    }
+  }
+  requests_.resize(w);
+  requestStep_.resize(w);
+  return Status::Ok();
+}
+
+Status Executor::dispatchReady(const Plan& plan, StepId id, const Bindings& bind, const ExecContext& ctx, bool inNodeOp) {
+  const StepKind kind = plan.steps[id].kind;
+  if (kind == StepKind::kNodeOp) {
+    pendingNodeOps_.push_back(id);
+    return Status::Ok();
+  }
+  const bool message = kind == StepKind::kSend || kind == StepKind::kRecv;
+  // A host copy or reduction holds the thread, so it waits until the ready messages are posted; in
+  // a node op's wait, a device step waits too (the op's own work is on the compute queue).
+  if (!message && (ctx.device == nullptr || inNodeOp)) {
+    pendingLocal_.push_back(id);
+    return Status::Ok();
+  }
+  return ctx.device != nullptr ? startDeviceStep(plan, id, bind, ctx) : startStep(plan, id, bind, ctx);
+}
+
+Status Executor::progressMessages() {
+  const Plan& plan = *plan_;
+  const Bindings& bind = *bind_;
+  const ExecContext& ctx = *ctx_;
+  bool moved = false;
+  if (ctx.device != nullptr) STRATA_CHECK(pollDevice(plan, bind, ctx, &moved));
+  if (requests_.empty()) {
+    int flag = 0;  // nothing of this rank's in flight: drive MPI's progress for the peers all the same
+    MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, ctx.comm, &flag, MPI_STATUS_IGNORE);
+  } else {
+    STRATA_CHECK(testMessages(plan, bind, ctx, /*block=*/false, &moved));
+  }
+  // Messages that became ready are posted now, not after the op: a peer of another lane may need
+  // one of them to reach its own node op, which this rank's team waits for.
+  while (readyHead_ < ready_.size()) STRATA_CHECK(dispatchReady(plan, ready_[readyHead_++], bind, ctx, /*inNodeOp=*/true));
+  return Status::Ok();
+}
+
 void Executor::progressDuringNodeOp(void* self) {
   auto* e = static_cast<Executor*>(self);
-  const ExecContext& ctx = *e->ctx_;
-  if (ctx.device == nullptr) {
-    int flag = 0;
-    MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, ctx.comm, &flag, MPI_STATUS_IGNORE);
-    return;
-  }
   if (!e->progressError_.ok()) return;
-  bool progressed = false;
-  e->progressError_ = e->pollDevice(*e->plan_, *e->bind_, ctx, &progressed);
+  e->progressError_ = e->progressMessages();
 }
 
 }  // namespace strata

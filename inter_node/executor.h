@@ -114,8 +114,15 @@ class Executor {
   Status timeReduce(DeviceMarker begin, size_t bytes);
   Status markReduceStart(DeviceMarker* begin);
   Status pollReduceTimes(bool flush);
-  // Called while a node op waits for its team: keeps this rank's messages moving.
+  // Starts a step that became ready, or queues it: node ops in pendingNodeOps_, host local steps
+  // (and, inside a node op's wait, device local steps) in pendingLocal_.
+  Status dispatchReady(const Plan& plan, StepId id, const Bindings& bind, const ExecContext& ctx, bool inNodeOp);
+  // Completes the messages MPI finished (MPI_Waitsome when `block`); *moved: some did.
+  Status testMessages(const Plan& plan, const Bindings& bind, const ExecContext& ctx, bool block, bool* moved);
+  // Called while a node op waits for its team: completes this rank's finished messages and posts
+  // the ones that became ready, so a peer that needs them can reach the op.
   static void progressDuringNodeOp(void* self);
+  Status progressMessages();
   Status failPending(const Plan& plan, const Bindings& bind, const ExecContext& ctx, Status why);
 
   std::vector<uint32_t> remaining_;       // unfinished predecessors per step

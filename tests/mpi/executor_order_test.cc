@@ -1,10 +1,17 @@
-// The executor's order of ready steps on host buffers: every ready message is posted before a local
-// step (copy, reduction) holds the thread, so the message is in flight while the step runs.
+// The executor's order of ready steps on host buffers.
 //
-// Rank 0's plan has a copy and a send that are both ready at the start, the copy first in plan
-// order. Its compute backend's copy waits (bounded) for rank 1 to say that the message arrived:
-// it can only arrive if the send was posted before the copy ran. Run on 2 ranks (more ranks sit
-// out).
+// 1. Every ready message is posted before a local step (copy, reduction) holds the thread, so the
+//    message is in flight while the step runs. Rank 0's plan has a copy and a send that are both
+//    ready at the start, the copy first in plan order. Its compute backend's copy waits (bounded)
+//    for rank 1 to say that the message arrived: it can only arrive if the send was posted before
+//    the copy ran.
+// 2. While a node op waits for its team, a message that becomes ready is posted: a rank of another
+//    lane may need it to reach its own node op (a full-lane alltoall whose sends go round by round
+//    deadlocked on 4 nodes of 2 when they were posted only after the op). Rank 0 receives, then
+//    sends what depends on the receive, and meanwhile waits in a node op that ends only when rank 1
+//    says its plan completed: rank 1's plan completes only if rank 0 sends from inside the op.
+//
+// Run on 2 ranks (more ranks sit out).
 #include <gtest/gtest.h>
 #include <mpi.h>
 
@@ -93,6 +100,85 @@ TEST(ExecutorOrder, ReadyMessagesArePostedBeforeALocalStepRuns) {
   EXPECT_TRUE(s.ok()) << s.message();
   EXPECT_EQ(std::memcmp(recv.data(), send.data(), sizeof(float) * kCount), 0);
   if (rank == 0) EXPECT_TRUE(backend.acknowledged);
+  MPI_Comm_free(&comm);
+  MPI_Comm_free(&world);
+}
+
+// A node op's team stand-in: its op ends once rank 1 acknowledges, calling the executor's progress
+// while it waits, as the node team does (intra_node/node_team.cc). The executor's handling of that
+// wait is what is under test, not the node team.
+class NodeOpUntilAck : public NodeOpRunner {
+ public:
+  explicit NodeOpUntilAck(MPI_Comm world) : world_(world) {}
+  Status run(const NodeOpCall& call) override {
+    int ack = 0, done = 0;
+    MPI_Request req;
+    MPI_Irecv(&ack, 1, MPI_INT, 1, kAckTag, world_, &req);
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (!done && std::chrono::steady_clock::now() < deadline) {
+      if (call.progress != nullptr) call.progress(call.progressContext);
+      MPI_Test(&req, &done, MPI_STATUS_IGNORE);
+    }
+    if (!done) {
+      MPI_Cancel(&req);
+      MPI_Request_free(&req);
+      return makeStatus(strataTimeout, "rank 1 did not complete in 10 s: the send that became ready during the node op was not posted");
+    }
+    return Status::Ok();
+  }
+
+ private:
+  MPI_Comm world_;
+};
+
+TEST(ExecutorOrder, AMessageThatBecomesReadyDuringANodeOpIsPosted) {
+  if (test::worldSize() < 2) GTEST_SKIP() << "needs two ranks";
+  const int rank = test::worldRank();
+  MPI_Comm comm, world;
+  MPI_Comm_split(MPI_COMM_WORLD, rank < 2 ? 0 : MPI_UNDEFINED, rank, &comm);
+  MPI_Comm_split(MPI_COMM_WORLD, rank < 2 ? 0 : MPI_UNDEFINED, rank, &world);
+  if (rank >= 2) return;
+
+  constexpr size_t kCount = 64;
+  std::vector<float> send(2 * kCount), recv(2 * kCount, 0.0f);
+  for (size_t i = 0; i < send.size(); ++i) send[i] = static_cast<float>(i + 1000 * rank);
+  Plan plan;
+  PlanBuilder b(&plan);
+  const Slice first{BufferId::kSend, 0, kCount}, firstOut{BufferId::kRecv, 0, kCount};
+  const Slice second{BufferId::kSend, kCount, kCount}, secondOut{BufferId::kRecv, kCount, kCount};
+  if (rank == 0) {
+    const StepId got = b.recv(1, firstOut, 0);
+    b.send(1, second, 1, {got});  // ready only once the receive completed, inside the node op
+    NodeOpDesc op;
+    op.members = {0};
+    b.nodeOp(std::move(op));
+  } else {
+    b.send(0, first, 0);
+    b.recv(0, secondOut, 1);
+  }
+  b.finish();
+
+  NodeOpUntilAck team(world);
+  ExecContext ctx;
+  ctx.comm = comm;
+  ctx.compute = &hostComputeBackend();
+  ctx.nodeOps = &team;
+  ctx.wait.timeoutSeconds = 15;
+  Bindings bind;
+  bind.send = send.data();
+  bind.recv = recv.data();
+  Executor exec;
+  const Status s = exec.run(plan, bind, ctx);
+  if (rank == 1 && s.ok()) {
+    const int ack = 1;
+    MPI_Send(&ack, 1, MPI_INT, 0, kAckTag, world);
+  }
+  EXPECT_TRUE(s.ok()) << s.message();
+  // Each rank received the other's piece: rank 1's first, rank 0's second.
+  const size_t got = rank == 0 ? 0 : kCount;
+  for (size_t i = got; i < got + kCount; ++i) {
+    ASSERT_EQ(recv[i], static_cast<float>(i + 1000 * (1 - rank))) << "element " << i;
+  }
   MPI_Comm_free(&comm);
   MPI_Comm_free(&world);
 }
