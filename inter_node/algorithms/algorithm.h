@@ -155,9 +155,12 @@ void buildRecursiveHalving(PlanBuilder& b, const std::vector<int>& vpeers, int v
                            Slice in, const std::vector<Slice>& out, int tagBase, const Slice* work = nullptr);
 // On entry `work` holds block vme; on exit all blocks. `first`, when given, holds block vme too
 // (the caller's own block, still in its send buffer): the first round sends it from there, so
-// that send need not wait for the copy of it into `work`.
+// that send need not wait for the copy of it into `work`. Each round's receive waits for the
+// previous round's, the first for `firstRecvAfter` when given: a folded member takes its pair's
+// block before its partner's, which would otherwise hold its receive link while the block its own
+// first send carries waits behind it.
 void buildRecursiveDoubling(PlanBuilder& b, const std::vector<int>& vpeers, int vme, const BlockLayout& vblocks,
-                            Slice work, int tagBase, const Slice* first = nullptr);
+                            Slice work, int tagBase, const Slice* first = nullptr, StepId firstRecvAfter = kNoStep);
 
 // The non-power-of-two reduction of 002's recursive algorithms: with p' the largest power of two
 // <= p and rem = p - p', members 2j and 2j+1 (j < rem) pair up; the even one sends its vector to

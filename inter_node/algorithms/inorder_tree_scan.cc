@@ -5,13 +5,47 @@
 // (none for subtrees that start at rank 0), forms its exclusive prefix with its left sum and its
 // inclusive prefix with its input, passes the first on to its left child and the second to its
 // right child. Both phases are pipelined in blocks: the large-vector scan.
-//   T(m) = 2 [(k-2) alpha + 2 sqrt(2(k-2) alpha beta m) + 2 beta m] + 3 gamma m,   k = 2 depth
+// The seed bounds it by twice the reduction's time, (4 depth - 4) alpha + ... + 4 beta m; the up
+// and down phases of different blocks overlap, as the seed notes they can, so the plan's pipeline
+// delivers a block every s rounds, s the messages of its busiest rank in one direction (up to
+// three: from both children and the parent's prefix, or to the parent and both children; two on
+// trees of up to 5 ranks):
+//   T(m) = (k + s(M-1)) (alpha + beta m/M) + 3 gamma m,   k = 4 depth (two messages a level up
+//   and two down), M = sqrt((k - s) beta m / (s alpha)) blocks.
+#include <algorithm>
+
 #include "inter_node/algorithms/algorithm.h"
 #include "inter_node/algorithms/binary_trees.h"
 #include "inter_node/algorithms/tree_pipeline.h"
 
 namespace strata {
 namespace {
+
+struct ScanRounds {
+  int k = 0;  // rounds of the first block, up to the root and down to the deepest rank
+  int s = 1;  // rounds per further block: the busiest rank's messages in one direction
+};
+
+ScanRounds scanRounds(const BinaryTree& tree, int p) {
+  ScanRounds r;
+  r.k = 4 * tree.depth;
+  for (int v = 0; v < p; ++v) {
+    const bool left = tree.children[static_cast<size_t>(v)][0] >= 0;
+    const bool right = tree.children[static_cast<size_t>(v)][1] >= 0;
+    int first = 0, last = 0;
+    subtreeRange(tree, v, &first, &last);
+    const bool prefix = first > 0;
+    const int in = int{left} + int{right} + int{prefix};
+    const int out = int{tree.parent[static_cast<size_t>(v)] >= 0} + int{left && prefix} + int{right};
+    r.s = std::max({r.s, in, out});
+  }
+  return r;
+}
+
+size_t scanBlocks(const CollectiveArgs& a, const BinaryTree& tree, int p, const BuildOptions& opt) {
+  const ScanRounds r = scanRounds(tree, p);
+  return cappedPipelineBlocks(a, callBytes(a), r.k, r.s, opt);
+}
 
 void build(PlanBuilder& b, const CollectiveArgs& a, const Group& g, const BuildOptions& opt) {
   const int p = g.size();
@@ -20,7 +54,7 @@ void build(PlanBuilder& b, const CollectiveArgs& a, const Group& g, const BuildO
   const BinaryTree tree = inOrderTree(p);
   const Slice input{BufferId::kSend, 0, a.count};
   const Slice result{BufferId::kRecv, 0, a.count};
-  const size_t M = treePipelineBlocks(a, callBytes(a), std::max(1, tree.depth), opt);
+  const size_t M = scanBlocks(a, tree, p, opt);
   const BlockLayout blocks = BlockLayout::even(a.count, static_cast<int>(M), std::max<size_t>(1, 64 / a.elemSize()));
   const int left = tree.children[static_cast<size_t>(v)][0];
   const int right = tree.children[static_cast<size_t>(v)][1];
@@ -35,6 +69,10 @@ void build(PlanBuilder& b, const CollectiveArgs& a, const Group& g, const BuildO
   // The inclusive prefix goes to the right child; for exscan the receive buffer holds the
   // exclusive one, so the inclusive one needs its own place.
   const Slice inclusive = exclusive ? b.scratch(a.count) : result;
+  // A block's receives from the children wait for both of the previous block's: posted all at
+  // once, one child's whole stream would take the receive link ahead of the other's first block,
+  // and the up phase, which needs both, stalls the tree.
+  StepId prevLeft = kNoStep, prevRight = kNoStep;
   for (size_t k = 0; k < M; ++k) {
     if (blocks.count[k] == 0) continue;
     auto blk = [&](Slice s) { return s.sub(blocks.offset[k], blocks.count[k]); };
@@ -43,13 +81,14 @@ void build(PlanBuilder& b, const CollectiveArgs& a, const Group& g, const BuildO
     b.setPhase(0);
     b.label("scan-up", tag);
     std::vector<Slice> terms;
+    const StepId afterLeft = prevLeft, afterRight = prevRight;
     if (left >= 0) {
-      b.recv(g.rank(left), blk(leftSum), tag);
+      prevLeft = b.recv(g.rank(left), blk(leftSum), tag, {afterLeft, afterRight});
       terms.push_back(blk(leftSum));
     }
     terms.push_back(blk(input));
     if (right >= 0) {
-      b.recv(g.rank(right), blk(rightSum), tag);
+      prevRight = b.recv(g.rank(right), blk(rightSum), tag, {afterLeft, afterRight});
       terms.push_back(blk(rightSum));
     }
     if (parent >= 0) {
@@ -75,18 +114,19 @@ void build(PlanBuilder& b, const CollectiveArgs& a, const Group& g, const BuildO
 }
 
 double cost(const CollectiveArgs& a, int p, const LinkCost& c) {
+  if (p <= 1) return 3 * c.gamma * callBytes(a);
   const BinaryTree tree = inOrderTree(p);
   BuildOptions opt;
   opt.link = c;
-  const size_t M = treePipelineBlocks(a, callBytes(a), std::max(1, tree.depth), opt);
-  return 2 * treePipelineTime(callBytes(a), tree.depth, c, M) + 3 * c.gamma * callBytes(a);
+  const ScanRounds r = scanRounds(tree, p);
+  return pipelineTime(r.k, r.s, c, callBytes(a), scanBlocks(a, tree, p, opt)) + 3 * c.gamma * callBytes(a);
 }
 
 }  // namespace
 
 extern const FlatAlgorithm kInOrderTreeScan = {"pipelined_tree", Collective::kScan, nullptr, build, cost,
-                                               "2[(k-2) a + 2 sqrt(2(k-2) a b m) + 2 b m] + 3 g m"};
+                                               "(k + s(M-1))(a + b m/M) + 3 g m, k = 4 depth, s <= 3"};
 extern const FlatAlgorithm kInOrderTreeExscan = {"pipelined_tree", Collective::kExscan, nullptr, build, cost,
-                                                 "2[(k-2) a + 2 sqrt(2(k-2) a b m) + 2 b m] + 3 g m"};
+                                                 "(k + s(M-1))(a + b m/M) + 3 g m, k = 4 depth, s <= 3"};
 
 }  // namespace strata

@@ -3,8 +3,14 @@
 // not a power of two the pairs (2j, 2j+1), j < p - p', first merge their blocks into the odd
 // member, which afterwards hands the even one the whole result. The blocks are gathered in rank
 // order in the receive buffer, or in scratch when the displacements leave gaps.
-//   T(m) = log2(p') alpha + (p'-1)/p' beta m + c m/p  [+ 2 alpha + beta (m/p + m) if p != p']
-// (c m/p: the copy of the rank's own block into the receive buffer, LinkCost::copy.)
+//   T(m) = log2(p') alpha + (p' - 1 + sum_k min(rem, 2^k)) beta m/p + c m/p
+//          [+ 2 alpha + beta (m/p + m) if rem = p - p' > 0]
+// Round k exchanges 2^k virtual blocks, and the merged ones (2m/p each) sit in the first rem: the
+// group holding them sends (2^k + min(rem, 2^k)) m/p, and every round waits for it. With p a power
+// of two this is (p-1)/p beta m. (c m/p: the copy of the rank's own block into the receive buffer,
+// LinkCost::copy.)
+#include <algorithm>
+
 #include "inter_node/algorithms/algorithm.h"
 
 namespace strata {
@@ -38,11 +44,13 @@ void build(PlanBuilder& b, const CollectiveArgs& a, const Group& g, const BuildO
   const Slice own{BufferId::kSend, 0, a.count};
   b.copy(rankBlock(me), own);
   if (folded && even && rankBlock(me).count) b.send(g.rank(me + 1), rankBlock(me), 0);
-  if (folded && !even && rankBlock(me - 1).count) b.recv(g.rank(me - 1), rankBlock(me - 1), 0);
+  StepId merged = kNoStep;
+  if (folded && !even && rankBlock(me - 1).count) merged = b.recv(g.rank(me - 1), rankBlock(me - 1), 0);
   if (f.vme >= 0) {
     b.setPhase(1);
     // Unfolded, my virtual block is my own block: the first round sends it from the send buffer.
-    buildRecursiveDoubling(b, f.vpeers, f.vme, vblocks, image, 0, folded ? nullptr : &own);
+    // Folded, my pair's block comes in first: my first send carries it.
+    buildRecursiveDoubling(b, f.vpeers, f.vme, vblocks, image, 0, folded ? nullptr : &own, merged);
   }
   b.setPhase(2);
   b.label("pair-result", 0);
@@ -58,9 +66,12 @@ void build(PlanBuilder& b, const CollectiveArgs& a, const Group& g, const BuildO
 
 double cost(const CollectiveArgs& a, int p, const LinkCost& c) {
   const int p2 = floorPow2(p);
+  const int rem = p - p2;
   const double m = callBytes(a) * p;
-  double t = ceilLog2(p2) * c.alpha + (p2 - 1.0) / p2 * c.beta * m + (a.inPlace ? 0 : c.copy * m / p);  // own block: a copy
-  if (p2 != p) t += 2 * c.alpha + c.beta * (m / p + m);
+  double blocks = p2 - 1.0;  // the largest group's blocks of m/p over the rounds
+  for (int k = 1; k < p2; k <<= 1) blocks += std::min(rem, k);
+  double t = ceilLog2(p2) * c.alpha + blocks * c.beta * m / p + (a.inPlace ? 0 : c.copy * m / p);  // own block: a copy
+  if (rem > 0) t += 2 * c.alpha + c.beta * (m / p + m);
   return t;
 }
 
@@ -68,9 +79,9 @@ double cost(const CollectiveArgs& a, int p, const LinkCost& c) {
 
 extern const FlatAlgorithm kRecursiveDoublingAllGather = {
     "recursive_doubling", Collective::kAllGather, nullptr, build, cost,
-    "log p' a + (p'-1)/p' b m + c m/p [+ 2a + b(m/p + m) if p != p']"};
+    "log p' a + (p'-1 + sum_k min(rem,2^k)) b m/p + c m/p [+ 2a + b(m/p + m) if rem > 0]"};
 extern const FlatAlgorithm kRecursiveDoublingAllGatherv = {
     "recursive_doubling", Collective::kAllGatherv, nullptr, build, cost,
-    "log p' a + (p'-1)/p' b m + c m/p [+ 2a + b(m/p + m) if p != p']"};
+    "log p' a + (p'-1 + sum_k min(rem,2^k)) b m/p + c m/p [+ 2a + b(m/p + m) if rem > 0]"};
 
 }  // namespace strata

@@ -110,9 +110,12 @@ void buildRecursiveHalving(PlanBuilder& b, const std::vector<int>& vpeers, int v
 }
 
 void buildRecursiveDoubling(PlanBuilder& b, const std::vector<int>& vpeers, int vme, const BlockLayout& vblocks,
-                            Slice work, int tagBase, const Slice* first) {
+                            Slice work, int tagBase, const Slice* first, StepId firstRecvAfter) {
   const int p2 = static_cast<int>(vpeers.size());
   int round = 0;
+  // Receives round by round: posted all at once, a later round's block (sent by a partner already
+  // there) could take the receive link ahead of the one this round waits for.
+  StepId prevRecv = firstRecvAfter;
   for (int mask = 1; mask < p2; mask <<= 1, ++round) {
     b.label("recursive-doubling", round);
     const int partner = vpeers[static_cast<size_t>(vme ^ mask)];
@@ -122,7 +125,7 @@ void buildRecursiveDoubling(PlanBuilder& b, const std::vector<int>& vpeers, int 
     const Slice theirs = blockRange(work, vblocks, partnerBase, partnerBase + mask);
     const Slice from = mask == 1 && first != nullptr && first->count == mine.count ? *first : mine;
     if (mine.count != 0) b.send(partner, from, tagBase + round);
-    if (theirs.count != 0) b.recv(partner, theirs, tagBase + round);
+    if (theirs.count != 0) prevRecv = b.recv(partner, theirs, tagBase + round, {prevRecv});
   }
 }
 

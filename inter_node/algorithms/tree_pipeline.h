@@ -12,11 +12,17 @@ namespace strata {
 // from p = 3 on; of 2 ranks, one child (a chain of two, a round per block).
 inline int heapTreeFanout(int p) { return p > 2 ? 2 : 1; }
 
-inline size_t treePipelineBlocks(const CollectiveArgs& a, double bytes, int depth, const BuildOptions& opt,
-                                 int fanout = 2) {
+// The blocks of a pipeline of latency k rounds and a block every s rounds, capped by the build
+// options (no block under opt.minPipelineBytes, at most opt.maxPipelineBlocks, none empty).
+inline size_t cappedPipelineBlocks(const CollectiveArgs& a, double bytes, int k, int s, const BuildOptions& opt) {
   const size_t bySize = std::max<size_t>(1, static_cast<size_t>(bytes / static_cast<double>(opt.minPipelineBytes)));
   const size_t cap = std::min({opt.maxPipelineBlocks, bySize, std::max<size_t>(1, a.count)});
-  return pipelineBlocks(fanout * depth, fanout, opt.link, bytes, cap);
+  return pipelineBlocks(k, s, opt.link, bytes, cap);
+}
+
+inline size_t treePipelineBlocks(const CollectiveArgs& a, double bytes, int depth, const BuildOptions& opt,
+                                 int fanout = 2) {
+  return cappedPipelineBlocks(a, bytes, fanout * depth, fanout, opt);
 }
 
 inline double treePipelineTime(double bytes, int depth, const LinkCost& c, size_t blocks, int fanout = 2) {

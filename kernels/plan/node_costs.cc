@@ -59,7 +59,7 @@ double nodePipeline(const LinkCost& c, int n, double rounds, Root&& root, Member
 // on the AMD VM: 0.54 of the busy node alpha, which had priced a leader broadcast's node step at
 // 64 KiB at 31 us of alpha alone, the whole step measuring about 25).
 double nodeBroadcastCost(double m, int n, const LinkCost& c) {
-  if (n <= 1) return c.beta * m;
+  if (n <= 1) return 0;  // the compositions broadcast in place: a team of one moves nothing
   const double rounds = nodeOpRounds(m, c);
   auto side = [m](const LinkCost& k) { return k.beta * m; };
   return rounds * nodeRootAlone(n, c).alpha + nodePipeline(c, n, rounds, side, side);
