@@ -17,6 +17,7 @@
 
 #include <chrono>
 #include <cstring>
+#include <functional>
 #include <vector>
 
 #include "inter_node/executor.h"
@@ -28,6 +29,46 @@ namespace {
 
 constexpr int kAckTag = 7;
 
+// Ranks 0 and 1 of the world: `comm` for the executor, `world` for the test's acknowledgements
+// (more ranks sit out: `in` is false for them). Freed on every way out of the test.
+struct TwoRanks {
+  MPI_Comm comm = MPI_COMM_NULL, world = MPI_COMM_NULL;
+  int rank = test::worldRank();
+  bool in = rank < 2;
+  TwoRanks() {
+    MPI_Comm_split(MPI_COMM_WORLD, in ? 0 : MPI_UNDEFINED, rank, &comm);
+    MPI_Comm_split(MPI_COMM_WORLD, in ? 0 : MPI_UNDEFINED, rank, &world);
+  }
+  ~TwoRanks() {
+    if (comm != MPI_COMM_NULL) MPI_Comm_free(&comm);
+    if (world != MPI_COMM_NULL) MPI_Comm_free(&world);
+  }
+};
+
+// Rank 1 says its plan completed.
+void acknowledge(MPI_Comm world) {
+  const int ack = 1;
+  MPI_Send(&ack, 1, MPI_INT, 0, kAckTag, world);
+}
+
+// Rank 0 waits up to `seconds` for rank 1's acknowledgement, calling `meanwhile` between polls;
+// false if none came.
+bool waitForAck(MPI_Comm world, int seconds, const std::function<void()>& meanwhile = {}) {
+  int ack = 0, done = 0;
+  MPI_Request req;
+  MPI_Irecv(&ack, 1, MPI_INT, 1, kAckTag, world, &req);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
+  while (!done && std::chrono::steady_clock::now() < deadline) {
+    if (meanwhile) meanwhile();
+    MPI_Test(&req, &done, MPI_STATUS_IGNORE);
+  }
+  if (!done) {
+    MPI_Cancel(&req);
+    MPI_Request_free(&req);
+  }
+  return done != 0;
+}
+
 // The host backend, except that a copy first waits for rank 1's acknowledgement on `world`.
 class CopyAfterAck : public ComputeBackend {
  public:
@@ -37,14 +78,7 @@ class CopyAfterAck : public ComputeBackend {
     return hostComputeBackend().reduce(dst, srcs, n, count, type, op);
   }
   Status copy(void* dst, const void* src, size_t bytes) override {
-    int ack = 0, done = 0;
-    MPI_Request req;
-    MPI_Irecv(&ack, 1, MPI_INT, 1, kAckTag, world_, &req);
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-    while (!done && std::chrono::steady_clock::now() < deadline) MPI_Test(&req, &done, MPI_STATUS_IGNORE);
-    if (!done) {
-      MPI_Cancel(&req);
-      MPI_Request_free(&req);
+    if (!waitForAck(world_, 20)) {
       return makeStatus(strataInternalError, "the copy ran before the ready send was posted (no acknowledgement in 20 s)");
     }
     acknowledged = true;
@@ -62,11 +96,10 @@ class CopyAfterAck : public ComputeBackend {
 
 TEST(ExecutorOrder, ReadyMessagesArePostedBeforeALocalStepRuns) {
   if (test::worldSize() < 2) GTEST_SKIP() << "needs two ranks";
-  const int rank = test::worldRank();
-  MPI_Comm comm, world;
-  MPI_Comm_split(MPI_COMM_WORLD, rank < 2 ? 0 : MPI_UNDEFINED, rank, &comm);
-  MPI_Comm_split(MPI_COMM_WORLD, rank < 2 ? 0 : MPI_UNDEFINED, rank, &world);
-  if (rank >= 2) return;
+  const TwoRanks two;
+  if (!two.in) return;
+  const int rank = two.rank;
+  const MPI_Comm comm = two.comm, world = two.world;
 
   constexpr size_t kCount = 64;  // 256 bytes: an eager message, delivered without the sender's help
   std::vector<float> send(kCount), recv(kCount, 0.0f);
@@ -93,15 +126,10 @@ TEST(ExecutorOrder, ReadyMessagesArePostedBeforeALocalStepRuns) {
   bind.recv = recv.data();
   Executor exec;
   const Status s = exec.run(plan, bind, ctx);
-  if (rank == 1 && s.ok()) {
-    const int ack = 1;
-    MPI_Send(&ack, 1, MPI_INT, 0, kAckTag, world);
-  }
+  if (rank == 1 && s.ok()) acknowledge(world);
   EXPECT_TRUE(s.ok()) << s.message();
   EXPECT_EQ(std::memcmp(recv.data(), send.data(), sizeof(float) * kCount), 0);
   if (rank == 0) EXPECT_TRUE(backend.acknowledged);
-  MPI_Comm_free(&comm);
-  MPI_Comm_free(&world);
 }
 
 // A node op's team stand-in: its op ends once rank 1 acknowledges, calling the executor's progress
@@ -111,17 +139,9 @@ class NodeOpUntilAck : public NodeOpRunner {
  public:
   explicit NodeOpUntilAck(MPI_Comm world) : world_(world) {}
   Status run(const NodeOpCall& call) override {
-    int ack = 0, done = 0;
-    MPI_Request req;
-    MPI_Irecv(&ack, 1, MPI_INT, 1, kAckTag, world_, &req);
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-    while (!done && std::chrono::steady_clock::now() < deadline) {
-      if (call.progress != nullptr) call.progress(call.progressContext);
-      MPI_Test(&req, &done, MPI_STATUS_IGNORE);
-    }
-    if (!done) {
-      MPI_Cancel(&req);
-      MPI_Request_free(&req);
+    if (!waitForAck(world_, 10, [&] {
+          if (call.progress != nullptr) call.progress(call.progressContext);
+        })) {
       return makeStatus(strataTimeout, "rank 1 did not complete in 10 s: the send that became ready during the node op was not posted");
     }
     return Status::Ok();
@@ -133,11 +153,10 @@ class NodeOpUntilAck : public NodeOpRunner {
 
 TEST(ExecutorOrder, AMessageThatBecomesReadyDuringANodeOpIsPosted) {
   if (test::worldSize() < 2) GTEST_SKIP() << "needs two ranks";
-  const int rank = test::worldRank();
-  MPI_Comm comm, world;
-  MPI_Comm_split(MPI_COMM_WORLD, rank < 2 ? 0 : MPI_UNDEFINED, rank, &comm);
-  MPI_Comm_split(MPI_COMM_WORLD, rank < 2 ? 0 : MPI_UNDEFINED, rank, &world);
-  if (rank >= 2) return;
+  const TwoRanks two;
+  if (!two.in) return;
+  const int rank = two.rank;
+  const MPI_Comm comm = two.comm, world = two.world;
 
   constexpr size_t kCount = 64;
   std::vector<float> send(2 * kCount), recv(2 * kCount, 0.0f);
@@ -169,18 +188,13 @@ TEST(ExecutorOrder, AMessageThatBecomesReadyDuringANodeOpIsPosted) {
   bind.recv = recv.data();
   Executor exec;
   const Status s = exec.run(plan, bind, ctx);
-  if (rank == 1 && s.ok()) {
-    const int ack = 1;
-    MPI_Send(&ack, 1, MPI_INT, 0, kAckTag, world);
-  }
+  if (rank == 1 && s.ok()) acknowledge(world);
   EXPECT_TRUE(s.ok()) << s.message();
   // Each rank received the other's piece: rank 1's first, rank 0's second.
   const size_t got = rank == 0 ? 0 : kCount;
   for (size_t i = got; i < got + kCount; ++i) {
     ASSERT_EQ(recv[i], static_cast<float>(i + 1000 * (1 - rank))) << "element " << i;
   }
-  MPI_Comm_free(&comm);
-  MPI_Comm_free(&world);
 }
 
 }  // namespace

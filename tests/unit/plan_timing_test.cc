@@ -62,6 +62,14 @@ struct SimulatedAndPriced {
   return ::testing::AssertionSuccess();
 }
 
+// The hierarchical algorithm `name` of collective `coll`, or null.
+const HierAlgorithm* findHier(Collective coll, const std::string& name) {
+  for (const HierAlgorithm* h : hierAlgorithmsFor(coll)) {
+    if (name == h->name) return h;
+  }
+  return nullptr;
+}
+
 TEST(PlanTiming, OneMessageCostsAlphaPlusBetaM) {
   const Machine m = machine(2, 1, LinkCost{1e-6, 1e-9, 0});
   PlanTiming t;
@@ -378,10 +386,7 @@ TEST(PlanTiming, TheFullLaneAllgatherFormulaCountsWhatItsPlanCopies) {
   a.coll = Collective::kAllGather;
   a.count = size_t{1} << 18;  // per rank; 4 MiB gathered
   a.commSize = 4;
-  const HierAlgorithm* full = nullptr;
-  for (const HierAlgorithm* h : hierAlgorithmsFor(a.coll)) {
-    if (std::string(h->name) == "fulllane") full = h;
-  }
+  const HierAlgorithm* full = findHier(a.coll, "fulllane");
   ASSERT_NE(full, nullptr);
   Topology topo;
   ASSERT_TRUE(Topology::fromShape({4}, 4, 0, &topo).ok());
@@ -404,10 +409,7 @@ TEST(PlanTiming, ANodeBroadcastOnATeamOfOneCostsNothing) {
   a.coll = Collective::kBroadcast;
   a.count = size_t{1} << 24;
   a.commSize = 5;  // no hypercube among the leaders (it parts from its formula)
-  const HierAlgorithm* leader = nullptr;
-  for (const HierAlgorithm* h : hierAlgorithmsFor(a.coll)) {
-    if (std::string(h->name) == "leader") leader = h;
-  }
+  const HierAlgorithm* leader = findHier(a.coll, "leader");
   ASSERT_NE(leader, nullptr);
   Topology topo;
   ASSERT_TRUE(Topology::fromShape(std::vector<int>(5, 1), 5, 0, &topo).ok());
