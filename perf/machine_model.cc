@@ -1,5 +1,6 @@
 #include "perf/machine_model.h"
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <sstream>
@@ -12,6 +13,22 @@ Machine Machine::forCall(const CollectiveArgs& args) const {
   Machine c = *this;
   const LevelCosts blended = costs.forWorkingSet(hostProcesses() * rankWorkingSetBytes(selectionArgs(args)));
   static_cast<LevelCosts&>(c.costs) = blended;
+  return c;
+}
+
+int Machine::coreSlots() const {
+  if (coreBandwidth <= 0 || nicBandwidth <= 0) return 0;
+  return std::max(1, static_cast<int>(std::floor(coreBandwidth / nicBandwidth * (1 + 1e-12))));
+}
+
+double Machine::coreRate() const { return coreSlots() > 0 ? std::min(nicBandwidth, coreBandwidth) : 0; }
+
+CostParams Machine::formulaCosts() const {
+  CostParams c = costs;
+  if (coreBandwidth <= 0) return c;
+  const double share = ranks() / coreBandwidth;  // each rank's, every rank sending at once
+  c.lane = c.lane.withCore(share);
+  if (ranksPerNode == 1) c.flat = c.flat.withCore(share);
   return c;
 }
 
@@ -33,6 +50,7 @@ Status loadMachine(const std::string& path, Machine* out) {
     else if (field == "ranks_per_node" && whole) m.ranksPerNode = static_cast<int>(value);
     else if (field == "nics_per_node" && whole) m.nicsPerNode = static_cast<int>(value);
     else if (field == "nic_bandwidth") m.nicBandwidth = value;
+    else if (field == "core_bandwidth") m.coreBandwidth = value;
     else if (field == "eager_bytes") m.eagerBytes = value;
     else if (field == "ranks_per_host" && whole) m.ranksPerHost = static_cast<int>(value);
     else return makeStatus(strataInvalidArgument, "%s:%d: unknown or invalid machine key '%s'", path.c_str(), lineNo, line.c_str());
@@ -50,6 +68,10 @@ Status checkMachine(const Machine& m) {
   STRATA_REQUIRE(m.nicsPerNode >= 1 && m.nicsPerNode <= m.ranksPerNode, strataInvalidArgument,
                  "machine.nics_per_node %d: between 1 and ranks_per_node (%d)", m.nicsPerNode, m.ranksPerNode);
   STRATA_REQUIRE(m.nicBandwidth >= 0 && m.eagerBytes >= 0, strataInvalidArgument, "negative NIC bandwidth or eager size");
+  STRATA_REQUIRE(m.coreBandwidth >= 0, strataInvalidArgument, "machine.core_bandwidth %g: negative", m.coreBandwidth);
+  STRATA_REQUIRE(m.coreBandwidth == 0 || m.nicBandwidth > 0, strataInvalidArgument,
+                 "machine.core_bandwidth %g needs machine.nic_bandwidth: the core carries what the NICs send",
+                 m.coreBandwidth);
   return Status::Ok();
 }
 

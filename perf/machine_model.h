@@ -8,6 +8,10 @@
 //   machine.nics_per_node 8        network interfaces per node; local ranks share them in blocks
 //                                  (ranks_per_node / nics_per_node consecutive local ranks a NIC)
 //   machine.nic_bandwidth 5e10     bytes per second per NIC and direction (0: no contention)
+//   machine.core_bandwidth 1.6e12  bytes per second that every message between nodes shares, in
+//                                  both directions: the switches' core behind the NICs (0, the
+//                                  default: non-blocking; nodes x nics x nic_bandwidth / 4 is a 4:1
+//                                  oversubscribed core). Needs nic_bandwidth
 //   machine.eager_bytes 65536      messages up to this size leave before their receive is posted
 //   machine.ranks_per_host 8       processes of one host: their buffers make the working set the
 //                                  levels' curves are read at (default ranks_per_node; more
@@ -33,6 +37,7 @@ struct Machine {
   int ranksPerNode = 1;
   int nicsPerNode = 1;
   double nicBandwidth = 0;
+  double coreBandwidth = 0;  // 0: the core carries whatever the NICs send
   double eagerBytes = 65536;
   int ranksPerHost = 0;  // 0: ranksPerNode
   CostParams costs;
@@ -44,6 +49,18 @@ struct Machine {
   // The machine as one call sees it: each level's beta and gamma read off its curve at the host's
   // working set (every rank's buffers), as the tuner does (kernels/plan/cost.h).
   Machine forCall(const CollectiveArgs& args) const;
+  // Messages between nodes the core carries at once, each at coreRate() (bytes/s): as many NICs'
+  // worth as it has, rounded down (at least one, at the core's own bandwidth where that is below a
+  // NIC's). 0 without a core.
+  int coreSlots() const;
+  double coreRate() const;
+  // The costs the closed forms price a call with: the levels as the file gives them, and with a
+  // core, the lanes (the flat level too on nodes of one rank, whose messages all cross it) behind
+  // it (LinkCost::coreBeta = ranks / core_bandwidth): a phase that keeps the share s of the ranks
+  // sending pays at least s ranks / core_bandwidth per byte (a ring's rounds all of it, a leader
+  // composition's lanes 1 / ranks_per_node, a binomial tree's round r 2^r / ranks). The plan-level
+  // simulation books the core message by message instead (perf/plan_timing.h).
+  CostParams formulaCosts() const;
 };
 
 Status loadMachine(const std::string& path, Machine* out);

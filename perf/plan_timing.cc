@@ -63,10 +63,52 @@ class NicTimeline {
   std::map<double, double> busy_;  // begin -> end
 };
 
-// The earliest time from `t` at which both NIC directions are free for `w` seconds.
-double firstCommonGap(const NicTimeline& a, const NicTimeline& b, double t, double w) {
+// The switches' core (machine.core_bandwidth): how many messages between nodes it carries at each
+// moment, at most `slots` (Machine::coreSlots), as a step function over time. A message takes the
+// earliest gap in which its NICs are free and the core has a slot free all along, as it takes the
+// NICs' (a counting timeline where a NIC's holds one message).
+class CoreTimeline {
+ public:
+  explicit CoreTimeline(int slots) : slots_(slots) {}
+  // The end of the first stretch within [begin, begin + w) in which every slot is taken, or begin
+  // where there is none.
+  double clearFrom(double begin, double w) const {
+    auto it = level_.upper_bound(begin);
+    if (it != level_.begin()) --it;  // the stretch that holds begin, if any
+    for (; it != level_.end() && it->first < begin + w; ++it) {
+      if (it->second < slots_) continue;
+      const auto next = std::next(it);  // a full stretch ends: the last key's level is 0
+      return std::max(begin, next->first);
+    }
+    return begin;
+  }
+  // Books one more message over [begin, end); stretches that ended by `now` are dropped.
+  void book(double begin, double end, double now) {
+    while (level_.size() >= 2 && std::next(level_.begin())->first <= now) level_.erase(level_.begin());
+    split(begin);
+    split(end);
+    for (auto it = level_.find(begin); it->first < end; ++it) ++it->second;
+  }
+
+ private:
+  // A key at t carrying the level of the stretch that holds it (0 outside every booking).
+  void split(double t) {
+    auto it = level_.upper_bound(t);
+    if (it != level_.begin() && std::prev(it)->first == t) return;
+    const int level = it == level_.begin() ? 0 : std::prev(it)->second;
+    level_.emplace_hint(it, t, level);
+  }
+
+  int slots_;
+  std::map<double, int> level_;  // from each key to the next, that many messages on the core
+};
+
+// The earliest time from `t` at which both NIC directions are free for `w` seconds, and the core
+// (where there is one) has a slot free as long.
+double firstCommonGap(const NicTimeline& a, const NicTimeline& b, const CoreTimeline* core, double t, double w) {
   for (;;) {
-    const double next = b.clearFrom(a.clearFrom(t, w), w);
+    double next = b.clearFrom(a.clearFrom(t, w), w);
+    if (core != nullptr) next = core->clearFrom(next, w);
     if (next == t) return t;
     t = next;
   }
@@ -104,6 +146,7 @@ class Timeline {
     const size_t nics = static_cast<size_t>(m.nodes) * static_cast<size_t>(m.nicsPerNode);
     tx_.resize(nics);
     rx_.resize(nics);
+    if (m.coreSlots() > 0) core_.emplace_back(m.coreSlots());
   }
 
   Status run(PlanTiming* out) {
@@ -184,11 +227,13 @@ class Timeline {
                         static_cast<size_t>(m_.nicOf(src % m_.ranksPerNode));
       const size_t rx = static_cast<size_t>(nodeOf(dst)) * static_cast<size_t>(m_.nicsPerNode) +
                         static_cast<size_t>(m_.nicOf(dst % m_.ranksPerNode));
-      const double wire = bytes / m_.nicBandwidth;
-      const double begin = firstCommonGap(tx_[tx], rx_[rx], t, wire);
+      CoreTimeline* core = core_.empty() ? nullptr : &core_[0];
+      const double wire = bytes / (core != nullptr ? m_.coreRate() : m_.nicBandwidth);
+      const double begin = firstCommonGap(tx_[tx], rx_[rx], core, t, wire);
       if (wire > 0) {
         tx_[tx].book(begin, begin + wire, t);
         rx_[rx].book(begin, begin + wire, t);
+        if (core != nullptr) core->book(begin, begin + wire, t);
       }
       tx_[tx].carried += wire;
       rx_[rx].carried += wire;
@@ -298,6 +343,7 @@ class Timeline {
   std::map<std::tuple<int, int, int>, Channel> channels_;
   std::map<std::pair<std::vector<int>, int>, Meeting> meetings_;
   std::vector<NicTimeline> tx_, rx_;
+  std::vector<CoreTimeline> core_;  // one, where the machine has a core
   double finish_ = 0;
   size_t messages_ = 0, networkMessages_ = 0;
 };

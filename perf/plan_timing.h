@@ -6,13 +6,15 @@
 // beta). A message between ranks of one node costs the flat level's alpha + m beta; between nodes the
 // lane's alpha + m beta, and its bytes also pass the sender's NIC and the receiver's, each direction
 // of each NIC carrying one message at a time at machine.nic_bandwidth: the ranks of a node that
-// share a NIC contend for it, as lanes do. A message up to machine.eager_bytes leaves when its send
-// is ready, and the send is complete once its bytes have left (MPI holds them); a larger one leaves
-// when both its send and its receive are ready (rendezvous), and its send completes when it has
-// arrived. A node op starts when every member of its team has reached it and lasts as the node
-// costs price it from the members' descriptions (kernels/plan/node_costs.h, nodeOpTeamCost: a
-// root-centred op as the pipeline of its root's side and its members'), during which its members do
-// nothing else.
+// share a NIC contend for it, as lanes do. With machine.core_bandwidth, every message between nodes
+// also crosses the switches' core, which carries Machine::coreSlots() of them at once, each at
+// Machine::coreRate(): a tapered network's contention among nodes. A message up to
+// machine.eager_bytes leaves when its send is ready, and the send is complete once its bytes have
+// left (MPI holds them); a larger one leaves when both its send and its receive are ready
+// (rendezvous), and its send completes when it has arrived. A node op starts when every member of
+// its team has reached it and lasts as the node costs price it from the members' descriptions
+// (kernels/plan/node_costs.h, nodeOpTeamCost: a root-centred op as the pipeline of its root's side
+// and its members'), during which its members do nothing else.
 #pragma once
 
 #include <cstddef>

@@ -22,8 +22,8 @@
 #             flight together share its link in SMPI, where the model sends them one after another
 #   smpi      SMPI's default corrections, fitted by its authors on a real cluster (latency up to
 #             11.6x for large messages, bandwidth 0.34-1.09x by size) and cross traffic on
-#   tapered   ideal, behind a shared backbone of N x LINK_BW / 4 (4:1 oversubscribed core), which
-#             strata-model does not model (64 and 256 ranks: a shared link makes SMPI slow)
+#   tapered   ideal, behind a shared backbone of N x LINK_BW / 4 (4:1 oversubscribed core): the
+#             model's machine.core_bandwidth (64 and 256 ranks: a shared link makes SMPI slow)
 # Local reductions and copies cost nothing on either side (smpi/simulate-computation off, gamma 0):
 # this compares the network models, not the hosts.
 #
@@ -66,8 +66,13 @@ if [ ! -x "$build/perf/strata-model" ]; then
     { log "strata-model build FAILED (see model-build.log)"; exit 1; }
 fi
 
+# The tapered network's backbone: bytes/s all messages between hosts share (0 on the others).
+core_bw() {  # N NETWORK
+  if [ "$2" = tapered ]; then awk -v b="$LINK_BW" -v n="$1" 'BEGIN { printf "%.6g", n * b / 4 }'; else echo 0; fi
+}
+
 # The machine file: the same link as the platform, as strata-model and the plans' builders read it.
-machine_file() {  # N EAGER_BYTES
+machine_file() {  # N EAGER_BYTES NETWORK
   local beta alpha
   beta=$(awk -v b="$LINK_BW" 'BEGIN { printf "%.6e", 1 / b }')
   alpha=$(awk -v l="$LINK_LAT" 'BEGIN { printf "%.6e", 2 * l }')
@@ -78,6 +83,7 @@ machine.ranks_per_node 1
 machine.nics_per_node 1
 machine.nic_bandwidth $LINK_BW
 machine.eager_bytes $2
+machine.core_bandwidth $(core_bw "$1" "$3")
 EOF
   local level
   for level in flat lane; do
@@ -89,7 +95,7 @@ EOF
 platform_file() {  # N NETWORK
   local bb=""
   if [ "$2" = tapered ]; then
-    bb=$(awk -v b="$LINK_BW" -v n="$1" 'BEGIN { printf " bb_bw=\"%.6gBps\" bb_lat=\"0s\" bb_sharing_policy=\"SHARED\"", n * b / 4 }')
+    bb=" bb_bw=\"$(core_bw "$1" "$2")Bps\" bb_lat=\"0s\" bb_sharing_policy=\"SHARED\""
   fi
   cat <<EOF
 <?xml version='1.0'?>
@@ -143,7 +149,7 @@ for n in $RANKS; do
   seq -f "node-%g" 0 $((n - 1)) > "$out/hosts_$n"
   for net in $(networks "$n"); do
     machine="$out/cluster_${net}_$n.machine"
-    machine_file "$n" "$(eager_of "$net")" > "$machine"
+    machine_file "$n" "$(eager_of "$net")" "$net" > "$machine"
     platform_file "$n" "$net" > "$out/platform_${net}_$n.xml"
     for op in allreduce broadcast allgather reducescatter; do
       tag="${net}_${n}_$op"

@@ -4,10 +4,11 @@
 // plot. Two predictions: the algorithm's closed form (what the tuner prices), and, where every
 // rank's plan fits the step budget, the plan-level simulation of the very plans the library would
 // run (perf/plan_timing.h: messages pay their level's alpha and beta, the ranks of a node share
-// their NICs, node ops their calibrated costs). Where both run it reports how far they disagree.
+// their NICs and the nodes a tapered core, node ops their calibrated costs). Where both run it
+// reports how far they disagree.
 //
 //   strata-model --machine FILE [--nodes N] [--ppn K] [--nics K] [--nic-bandwidth BYTES_PER_S]
-//                [--op allreduce] [-b 8] [-e 1G] [-f 2] [-d float] [-o sum] [--algo A,B|all]
+//                [--core-bandwidth BYTES_PER_S] [--op allreduce] [-b 8] [-e 1G] [-f 2] [-d float] [-o sum] [--algo A,B|all]
 //                [--simulate auto|off|all] [--sim-ranks N] [--sim-steps N] [--csv FILE] [--plot FILE.png]
 #include <algorithm>
 #include <chrono>
@@ -33,7 +34,7 @@ namespace {
 struct ModelOptions {
   std::string machine;
   int nodes = 0, ppn = 0, nics = 0;
-  double nicBandwidth = -1;
+  double nicBandwidth = -1, coreBandwidth = -1;
   Collective coll = Collective::kAllReduce;
   size_t minBytes = 8, maxBytes = size_t{1} << 30;
   double factor = 2;
@@ -55,6 +56,8 @@ struct ModelOptions {
                "  --nodes N, --ppn K    override machine.nodes and machine.ranks_per_node\n"
                "  --nics K              override machine.nics_per_node\n"
                "  --nic-bandwidth B     override machine.nic_bandwidth (bytes/s per NIC and direction)\n"
+               "  --core-bandwidth B    override machine.core_bandwidth (bytes/s all messages between nodes\n"
+               "                        share; 0: a non-blocking core)\n"
                "  --op NAME             allreduce broadcast reduce allgather reducescatter gather scatter alltoall\n"
                "                        scan exscan shift barrier (default allreduce)\n"
                "  -b, -e SIZE           smallest and largest size in bytes (K, M, G suffixes; default 8 and 1G);\n"
@@ -106,6 +109,7 @@ ModelOptions parseOptions(int argc, char** argv) {
     else if (a == "--ppn") o.ppn = parseCount(a, v);
     else if (a == "--nics") o.nics = parseCount(a, v);
     else if (a == "--nic-bandwidth") o.nicBandwidth = parseNumber(a, v);
+    else if (a == "--core-bandwidth") o.coreBandwidth = parseNumber(a, v);
     else if (a == "--op") {
       if (!parseCollective(v, &o.coll)) bad(a, v, "a collective (allreduce, broadcast, ...)");
     } else if (a == "-b") o.minBytes = parseSize(v);
@@ -165,6 +169,7 @@ int run(const ModelOptions& o) {
   if (o.ppn > 0) m.ranksPerNode = o.ppn;
   if (o.nics > 0) m.nicsPerNode = o.nics;
   if (o.nicBandwidth >= 0) m.nicBandwidth = o.nicBandwidth;
+  if (o.coreBandwidth >= 0) m.coreBandwidth = o.coreBandwidth;
   // A machine of more ranks than one host holds: its flat level and lanes cross between hosts, where
   // a NIC reads the buffers, so a one-host calibration's rewrite cost does not apply to them (and
   // counting it would build every rank's plans for every candidate: 5 s for 4096 x 2 ranks against
@@ -193,9 +198,16 @@ int run(const ModelOptions& o) {
     return 2;
   }
   const auto t0 = std::chrono::steady_clock::now();
-  std::printf("# strata-model: %s on %d nodes x %d ranks (%d ranks), %d NIC%s per node at %.3g GB/s per direction\n",
+  std::printf("# strata-model: %s on %d nodes x %d ranks (%d ranks), %d NIC%s per node at %.3g GB/s per direction",
               collectiveName(o.coll), m.nodes, m.ranksPerNode, p, m.nicsPerNode, m.nicsPerNode == 1 ? "" : "s",
               m.nicBandwidth / 1e9);
+  if (m.coreBandwidth > 0) {
+    std::printf(", a core of %.3g GB/s (%d messages at once; %.2g:1 against the NICs)", m.coreBandwidth / 1e9,
+                m.coreSlots(), m.nodes * m.nicsPerNode * m.nicBandwidth / m.coreBandwidth);
+  }
+  std::printf("\n");
+  // The closed forms' costs: the file's, with a core's share of it on the lanes (Machine::formulaCosts).
+  const CostParams formulaCosts = m.formulaCosts();
   std::printf("# machine: %s; node alpha %.3g s beta %.3g s/B gamma %.3g s/B; lane alpha %.3g beta %.3g; flat alpha %.3g "
               "beta %.3g\n",
               m.source.c_str(), m.costs.node.alpha, m.costs.node.beta, m.costs.node.gamma, m.costs.lane.alpha,
@@ -220,7 +232,7 @@ int run(const ModelOptions& o) {
     TunerInput in;
     in.args = &args;
     in.topology = &topo;
-    in.costs = &m.costs;
+    in.costs = &formulaCosts;
     in.hostProcesses = m.hostProcesses();
     in.config = &config;
     in.nodeTeam = true;

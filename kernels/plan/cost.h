@@ -160,12 +160,33 @@ struct LinkCost {
   HostShare alone{};
   double workingSet = 0;  // the call's (every process of the host), once forWorkingSet set it
   double share = 1;       // the share of the host's processes these costs assume busy
+  // A core that every message of the level crosses and that carries less than all of its ranks
+  // can send (a tapered network; strata-model's machine.core_bandwidth): seconds per byte of each
+  // rank's part of it when every rank sends across it at once (ranks / the core's bytes per
+  // second; 0: no such core). A phase that keeps the share s of the ranks sending pays at least
+  // s coreBeta per byte: beta is then max(linkBeta, share coreBeta), where linkBeta is the beta of
+  // the level's own links (the curve's at the working set, scaled for the host share), so a tree's
+  // first rounds of few senders pay their links and a ring's rounds the core.
+  double coreBeta = 0;
+  double linkBeta = 0;  // with coreBeta: beta before the core's floor
 
   // The costs for a call whose host-wide working set is `ws`, every process busy.
   LinkCost forWorkingSet(double ws) const {
     LinkCost out = atShare(1 / share);  // every process busy again
     out.workingSet = ws;
-    if (!curve.empty()) curve.read(ws, &out.beta, &out.gamma, &out.alpha, &out.copy, &out.rewrite);
+    if (!curve.empty()) {
+      curve.read(ws, &out.beta, &out.gamma, &out.alpha, &out.copy, &out.rewrite);
+      if (coreBeta > 0) out.withCoreFloor(out.beta);
+    }
+    return out;
+  }
+  // These costs behind a core of `seconds per byte` as coreBeta describes (0: none).
+  LinkCost withCore(double secondsPerByte) const {
+    LinkCost out = *this;
+    const double own = coreBeta > 0 ? linkBeta : beta;
+    out.coreBeta = secondsPerByte;
+    if (secondsPerByte > 0) out.withCoreFloor(own);
+    else out.beta = own;
     return out;
   }
   // The same costs without the rewrite: for a level whose messages cross between hosts, where a
@@ -185,9 +206,15 @@ struct LinkCost {
     alone.factors(workingSet, share, &a0, &b0, &g0);
     alone.factors(workingSet, out.share, &a1, &b1, &g1);
     out.alpha *= a1 / a0;
-    out.beta *= b1 / b0;
     out.gamma *= g1 / g0;
+    if (coreBeta > 0) out.withCoreFloor(linkBeta * b1 / b0);
+    else out.beta *= b1 / b0;
     return out;
+  }
+  // With a core: the links' own beta `ownBeta`, and beta at least the core's share.
+  void withCoreFloor(double ownBeta) {
+    linkBeta = ownBeta;
+    beta = std::max(ownBeta, share * coreBeta);
   }
 };
 

@@ -100,6 +100,80 @@ TEST(PlanTiming, RanksOfANodeShareItsNics) {
   EXPECT_DOUBLE_EQ(inside.busiestNic, 0.0);
 }
 
+// A tapered network (machine.core_bandwidth): every message between nodes also crosses the core,
+// which carries as many at once as it has NICs' worth of bandwidth. Four pairs of nodes exchange
+// 1 MB each at 1 GB/s per NIC: a core of 2 NICs' worth carries them in two waves, one of 1 NIC's
+// in four; one below a NIC's carries one at a time at its own rate; a fraction of a NIC's beyond
+// whole ones is rounded down (the core of 2.5 NICs carries two).
+TEST(PlanTiming, TheCoreCarriesAsManyMessagesAsItHasNicsWorth) {
+  std::vector<std::pair<int, int>> pairs;
+  for (int r = 0; r < 4; ++r) pairs.push_back({r, r + 4});
+  Machine m = machine(8, 1, LinkCost{0, 1e-12, 0});
+  m.nicBandwidth = 1e9;
+  const std::vector<std::pair<double, double>> cores = {{0, 1e-3}, {4e9, 1e-3}, {2e9, 2e-3}, {2.5e9, 2e-3},
+                                                        {1e9, 4e-3}, {0.5e9, 8e-3}};
+  for (const auto& [core, seconds] : cores) {
+    m.coreBandwidth = core;
+    PlanTiming t;
+    ASSERT_TRUE(timePlans(pairPlans(8, pairs, 250000), m, 4, &t).ok());
+    EXPECT_NEAR(t.seconds, seconds, 1e-6) << "core " << core << " B/s";
+  }
+  // Messages within a node never cross it.
+  Machine twoNodes = machine(2, 4, LinkCost{0, 1e-12, 0});
+  twoNodes.nicBandwidth = 1e9;
+  twoNodes.nicsPerNode = 4;
+  twoNodes.coreBandwidth = 1e9;
+  PlanTiming inside;
+  ASSERT_TRUE(timePlans(pairPlans(8, {{0, 1}, {2, 3}, {4, 5}}, 250000), twoNodes, 4, &inside).ok());
+  EXPECT_EQ(inside.networkMessages, 0u);
+}
+
+// A tapered core and the closed forms: a ring's rounds keep every node sending across the core,
+// so each node's share of it, nodes / core bandwidth per byte, is the beta the formulas price
+// (Machine::formulaCosts), and the simulated ring allgather on 8 nodes behind a 4:1 core takes
+// what its formula then says: 4x its time on a non-blocking core. A binomial broadcast's rounds
+// keep 1, 2 and 4 of the 8 sending: only the last one waits for the core (2 of its 4 messages at
+// a time), and its formula, which prices each round at the share of the ranks it keeps busy,
+// says so too.
+TEST(PlanTiming, ATaperedCoreSlowsARingAsItsFormulaSays) {
+  const LinkCost c{1e-6, 1.0 / 10e9, 0};
+  Machine m = machine(8, 1, c, c);
+  m.nicBandwidth = 10e9;
+  CollectiveArgs a;
+  a.coll = Collective::kAllGather;
+  a.count = size_t{1} << 18;  // 1 MiB per rank
+  a.commSize = 8;
+  SimulatedAndPriced open, tapered;
+  ASSERT_TRUE(simulateFlat(a, "ring", m, m.formulaCosts().flat, &open));
+  m.coreBandwidth = 8 * 10e9 / 4;
+  ASSERT_EQ(m.coreSlots(), 2);
+  ASSERT_TRUE(simulateFlat(a, "ring", m, m.formulaCosts().flat, &tapered));
+  EXPECT_NEAR(m.formulaCosts().flat.beta, 8 / (8 * 10e9 / 4), 1e-20);
+  EXPECT_NEAR(m.formulaCosts().lane.beta, 8 / (8 * 10e9 / 4), 1e-20);
+  EXPECT_NEAR(open.simulated / open.formula, 1.0, 0.02) << open.simulated << " s against " << open.formula;
+  EXPECT_NEAR(tapered.simulated / tapered.formula, 1.0, 0.02) << tapered.simulated << " s against " << tapered.formula;
+  EXPECT_NEAR(tapered.simulated / open.simulated, 4.0, 0.1);
+  CollectiveArgs bcast;
+  bcast.coll = Collective::kBroadcast;
+  bcast.count = size_t{1} << 20;
+  bcast.commSize = 8;
+  m.eagerBytes = 0;  // every message a rendezvous: the root's sends one after another
+  SimulatedAndPriced tree;
+  ASSERT_TRUE(simulateFlat(bcast, "binomial", m, m.formulaCosts().forWorkingSet(0).flat, &tree));
+  const double w = 4.0 * (1 << 20) / 10e9;
+  EXPECT_NEAR(tree.simulated, 4 * w + 3e-6, 0.02 * tree.simulated);
+  EXPECT_NEAR(tree.formula / tree.simulated, 1.0, 0.02) << tree.formula << " s priced, " << tree.simulated << " simulated";
+  EXPECT_NEAR(m.formulaCosts().flat.atShare(0.25).beta, 1 / 10e9, 1e-20);  // 2 senders: their own links
+  EXPECT_NEAR(m.formulaCosts().flat.atShare(0.5).beta, 2 / 10e9, 1e-20);   // 4 senders: half the core each
+  // Nodes of several ranks: the flat level's messages mostly stay within a node, and only the
+  // lanes' beta takes the core's share.
+  Machine wide = machine(2, 4, c, c);
+  wide.nicBandwidth = 10e9;
+  wide.coreBandwidth = 10e9;
+  EXPECT_DOUBLE_EQ(wide.formulaCosts().flat.beta, c.beta);
+  EXPECT_NEAR(wide.formulaCosts().lane.beta, 8 / 10e9, 1e-20);
+}
+
 TEST(PlanTiming, LargeMessagesWaitForTheirReceive) {
   // Rank 1 reduces 1 MB (at the flat level's gamma) before it posts its receive of 1 MB; the
   // message leaves only then.
