@@ -10,8 +10,10 @@
 # cells the machine lets a 15% target judge). OUTDIR/fidelity_algorithms.md: the same for every
 # algorithm asked by name.
 #
-#   perf/fidelity.sh [OUTDIR] [ROUNDS] [--report]    (default out/fidelity, 3 rounds; --report: the
-#                                                    tables again from OUTDIR's stored rounds)
+#   perf/fidelity.sh [OUTDIR] [ROUNDS] [--report] [--against OTHER]
+#       (default out/fidelity, 3 rounds; --report: the tables again from OUTDIR's stored rounds;
+#       --against OTHER: also how often this run's measured medians repeat those of an earlier
+#       run stored in OTHER, within 15%: the most any model of one figure per cell can match)
 #
 # Every figure is a median over the rounds (each round's figure a median of -n 20 calls). Sizes
 # 64 KiB - 16 MiB by 4x; allreduce, broadcast, allgather, reducescatter. Needs build/ (STRATA_BUILD)
@@ -20,8 +22,19 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 out=${1:-out/fidelity}
 rounds=${2:-3}
-report_only=${3:-}
-[ -z "$report_only" ] || [ "$report_only" = --report ] || { echo "fidelity: unknown argument $report_only" >&2; exit 2; }
+report_only=
+against=
+shift $(($# < 2 ? $# : 2))
+while [ $# -gt 0 ]; do
+  case $1 in
+    --report) report_only=1 ;;
+    --against) [ $# -ge 2 ] || { echo "fidelity: --against needs a directory" >&2; exit 2; }; against=$2; shift ;;
+    *) echo "fidelity: unknown argument $1" >&2; exit 2 ;;
+  esac
+  shift
+done
+[ -z "$against" ] || ls "$against"/measured_*_1.csv > /dev/null 2>&1 ||
+  { echo "fidelity: $against holds no stored rounds (measured_*_1.csv)" >&2; exit 2; }
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 build=${STRATA_BUILD:-build}
@@ -146,3 +159,30 @@ for shape, label in (("2x1", "2 ranks"), ("8x4", "2x4")):
 print("\nevery algorithm, predicted within 15% of measured: " + "; ".join(summary))
 EOF
 tail -n 1 "$out/fidelity_algorithms.md"
+
+# The machine against itself across runs: each cell's median over this run's rounds against the
+# same cell's median over the other run's (as many rounds as it stored), the tuner's choice and
+# every algorithm apart.
+[ -z "$against" ] || python3 - "$out" "$rounds" "$against" <<'EOF' | tee "$out/fidelity_against.md"
+import csv, glob, os, statistics, sys
+from collections import defaultdict
+out, rounds, other = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+def medians(d, shape, n, auto):
+    cells = defaultdict(list)
+    for r in range(1, n + 1):
+        for x in csv.DictReader(open(f"{d}/measured_{shape}_{r}.csv")):
+            if x["inplace"] == "0" and (x["requested"] == "auto") == auto:
+                cells[(x["op"], x["size_bytes"], "" if auto else x["algo"])].append(float(x["time_us"]))
+    return {k: statistics.median(v) for k, v in cells.items()}
+parts = []
+for auto, what in ((True, "the tuner's choice"), (False, "every algorithm")):
+    for shape, label in (("2x1", "2 ranks"), ("8x4", "2x4")):
+        otherRounds = len(glob.glob(f"{other}/measured_{shape}_*.csv"))
+        if otherRounds == 0:
+            continue
+        a, b = medians(out, shape, rounds, auto), medians(other, shape, otherRounds, auto)
+        keys = [k for k in a if k in b]
+        same = sum(abs(a[k] / b[k] - 1) <= 0.15 for k in keys)
+        parts.append(f"{what}, {label}: {same} of {len(keys)}")
+print(f"measured medians within 15% of those of {other}: " + "; ".join(parts))
+EOF
