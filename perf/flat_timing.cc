@@ -235,7 +235,7 @@ int run(int argc, char** argv) {
   for (double b = static_cast<double>(o.minBytes); b <= static_cast<double>(o.maxBytes) * 1.0000001; b *= o.factor) {
     const size_t bytes = static_cast<size_t>(std::llround(b));
     const CollectiveArgs args = sweepCall(o.coll, strataFloat32, strataSum, bytes, p);
-    const LinkCost flat = m.forCall(args).costs.flat;
+    const LinkCost flat = m.forCall(args).formulaCosts().flat;  // as strata-model builds its plans
     for (const FlatAlgorithm* algo : flatAlgorithmsFor(o.coll)) {
       const bool named = std::find(o.algos.begin(), o.algos.end(), algo->name) != o.algos.end();
       if (!o.algos.empty() && !named) continue;

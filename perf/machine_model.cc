@@ -18,7 +18,9 @@ Machine Machine::forCall(const CollectiveArgs& args) const {
 
 int Machine::coreSlots() const {
   if (coreBandwidth <= 0 || nicBandwidth <= 0) return 0;
-  return std::max(1, static_cast<int>(std::floor(coreBandwidth / nicBandwidth * (1 + 1e-12))));
+  // Never more than every NIC's message at once, past which the core limits nothing.
+  const double nics = static_cast<double>(nodes) * nicsPerNode;
+  return static_cast<int>(std::clamp(std::floor(coreBandwidth / nicBandwidth * (1 + 1e-12)), 1.0, nics));
 }
 
 double Machine::coreRate() const { return coreSlots() > 0 ? std::min(nicBandwidth, coreBandwidth) : 0; }
@@ -26,9 +28,8 @@ double Machine::coreRate() const { return coreSlots() > 0 ? std::min(nicBandwidt
 CostParams Machine::formulaCosts() const {
   CostParams c = costs;
   if (coreBandwidth <= 0) return c;
-  const double share = ranks() / coreBandwidth;  // each rank's, every rank sending at once
-  c.lane = c.lane.withCore(share);
-  if (ranksPerNode == 1) c.flat = c.flat.withCore(share);
+  c.lane = c.lane.withCore(ranks() / coreBandwidth);  // each rank's part, every rank sending across it
+  c.flat = c.flat.withCore(nodes / coreBandwidth);    // each node's, one rank of each sending across it
   return c;
 }
 

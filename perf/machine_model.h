@@ -54,12 +54,16 @@ struct Machine {
   // NIC's). 0 without a core.
   int coreSlots() const;
   double coreRate() const;
-  // The costs the closed forms price a call with: the levels as the file gives them, and with a
-  // core, the lanes (the flat level too on nodes of one rank, whose messages all cross it) behind
-  // it (LinkCost::coreBeta = ranks / core_bandwidth): a phase that keeps the share s of the ranks
-  // sending pays at least s ranks / core_bandwidth per byte (a ring's rounds all of it, a leader
-  // composition's lanes 1 / ranks_per_node, a binomial tree's round r 2^r / ranks). The plan-level
-  // simulation books the core message by message instead (perf/plan_timing.h).
+  // The costs the closed forms price a call with (and the simulated plans are built with, as the
+  // library would build them from costs calibrated on the machine): the levels as the file gives
+  // them, and with a core, the lanes behind it (LinkCost::coreBeta = ranks / core_bandwidth): a
+  // phase that keeps the share s of the ranks sending pays at least s ranks / core_bandwidth per
+  // byte (a composition's full lanes all of it, a leader composition's 1 / ranks_per_node, a
+  // binomial tree's round r 2^r / ranks). The flat level's messages cross it from one rank of each
+  // node in a ring's rounds (nodes / core_bandwidth; all of them on nodes of one rank); a round in
+  // which every rank's message crosses it (recursive doubling's rounds between nodes, an alltoall)
+  // pays ranks_per_node times that, which its formula does not see. The plan-level simulation
+  // books the core message by message instead (perf/plan_timing.h).
   CostParams formulaCosts() const;
 };
 

@@ -355,7 +355,7 @@ class PlanSource {
   Status init(const CollectiveArgs& args, const std::string& algorithm, const Machine& m) {
     args_ = args;
     args_.commSize = m.ranks();
-    costs_ = m.costs;
+    costs_ = m.formulaCosts();  // as the library builds them: from what the levels cost, a core's share too
     p_ = m.ranks();
     STRATA_CHECK(Topology::fromShape({m.ranksPerNode}, p_, 0, &topo_));
     const CollectiveArgs global = selectionArgs(args_);

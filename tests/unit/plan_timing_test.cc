@@ -163,15 +163,51 @@ TEST(PlanTiming, ATaperedCoreSlowsARingAsItsFormulaSays) {
   const double w = 4.0 * (1 << 20) / 10e9;
   EXPECT_NEAR(tree.simulated, 4 * w + 3e-6, 0.02 * tree.simulated);
   EXPECT_NEAR(tree.formula / tree.simulated, 1.0, 0.02) << tree.formula << " s priced, " << tree.simulated << " simulated";
-  EXPECT_NEAR(m.formulaCosts().flat.atShare(0.25).beta, 1 / 10e9, 1e-20);  // 2 senders: their own links
-  EXPECT_NEAR(m.formulaCosts().flat.atShare(0.5).beta, 2 / 10e9, 1e-20);   // 4 senders: half the core each
-  // Nodes of several ranks: the flat level's messages mostly stay within a node, and only the
-  // lanes' beta takes the core's share.
-  Machine wide = machine(2, 4, c, c);
+  // Each round's beta: 1 and 2 senders their own links, 3 and 4 their shares of the core (2 slots).
+  EXPECT_NEAR(m.formulaCosts().flat.atShare(0.125).beta, 1 / 10e9, 1e-20);
+  EXPECT_NEAR(m.formulaCosts().flat.atShare(0.25).beta, 1 / 10e9, 1e-20);
+  EXPECT_NEAR(m.formulaCosts().flat.atShare(0.375).beta, 1.5 / 10e9, 1e-20);
+  EXPECT_NEAR(m.formulaCosts().flat.atShare(0.5).beta, 2 / 10e9, 1e-20);
+  // At a working set on a curve: the curve's beta there, or the core's share where that is more.
+  Machine curved = m;
+  curved.costs.flat.curve = BandwidthCurve::of({{1e6, 0.5 / 10e9, 0}, {1e8, 8 / 10e9, 0}});
+  EXPECT_NEAR(curved.formulaCosts().forWorkingSet(1e6).flat.beta, 4 / 10e9, 1e-20);
+  EXPECT_NEAR(curved.formulaCosts().forWorkingSet(1e8).flat.beta, 8 / 10e9, 1e-20);
+  EXPECT_NEAR(curved.formulaCosts().forWorkingSet(1e8).flat.atShare(0.125).beta, 8 / 10e9, 1e-20);
+  // Nodes of several ranks: the lanes all send across the core; the flat level's rings, one rank
+  // of each node.
+  Machine wide = machine(4, 4, c, c);
   wide.nicBandwidth = 10e9;
   wide.coreBandwidth = 10e9;
-  EXPECT_DOUBLE_EQ(wide.formulaCosts().flat.beta, c.beta);
-  EXPECT_NEAR(wide.formulaCosts().lane.beta, 8 / 10e9, 1e-20);
+  EXPECT_NEAR(wide.formulaCosts().flat.beta, 4 / 10e9, 1e-20);
+  EXPECT_NEAR(wide.formulaCosts().lane.beta, 16 / 10e9, 1e-20);
+}
+
+// A message that becomes ready while the core is full waits for a place on it, even where its own
+// NICs are free: rank 0's message to rank 1 takes the core's one place from 0 to w; rank 2 reduces
+// for w/2 and then sends to rank 3, which leaves at w and arrives at 2w (1.5w with no core).
+TEST(PlanTiming, AMessageWaitsForAPlaceOnAFullCore) {
+  const double w = 4000 * 1e-9;  // 1000 floats at 1 GB/s
+  Machine m = machine(4, 1, LinkCost{0, 1e-12, 0}, LinkCost{0, 0, 2e-9});
+  m.nicBandwidth = 1e9;
+  m.eagerBytes = 0;
+  std::vector<Plan> plans(4);
+  {
+    PlanBuilder r0(&plans[0]), r1(&plans[1]), r2(&plans[2]), r3(&plans[3]);
+    const Slice in{BufferId::kSend, 0, 1000};
+    r0.send(1, in, 1);
+    r1.recv(0, Slice{BufferId::kRecv, 0, 1000}, 1);
+    const StepId sum = r2.reduce(Slice{BufferId::kScratch, 0, 250}, {in.sub(0, 250), in.sub(250, 250)});
+    r2.send(3, Slice{BufferId::kScratch, 0, 1000}, 1, {sum});
+    r3.recv(2, Slice{BufferId::kRecv, 0, 1000}, 1);
+    for (PlanBuilder* b : {&r0, &r1, &r2, &r3}) b->finish();
+  }
+  PlanTiming open, core;
+  ASSERT_TRUE(timePlans(plans, m, 4, &open).ok());
+  m.coreBandwidth = 1e9;
+  ASSERT_TRUE(timePlans(plans, m, 4, &core).ok());
+  EXPECT_NEAR(open.seconds, 1.5 * w, 1e-9);
+  EXPECT_NEAR(core.seconds, 2 * w, 1e-9);
 }
 
 TEST(PlanTiming, LargeMessagesWaitForTheirReceive) {
