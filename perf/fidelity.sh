@@ -13,10 +13,12 @@
 #   perf/fidelity.sh [OUTDIR] [ROUNDS] [--report] [--against OTHER]
 #       (default out/fidelity, 3 rounds; --report: the tables again from OUTDIR's stored rounds;
 #       --against OTHER: also how often this run's measured medians repeat those of an earlier
-#       run stored in OTHER, within 15%: the most any model of one figure per cell can match)
+#       run stored in OTHER within 15%: how far the machine repeats itself from run to run)
 #
-# Every figure is a median over the rounds (each round's figure a median of -n 20 calls). Sizes
-# 64 KiB - 16 MiB by 4x; allreduce, broadcast, allgather, reducescatter. Needs build/ (STRATA_BUILD)
+# Every figure is a median over the rounds, each round's figure the median of its 3 passes over
+# the whole sweep (--passes: on the development VM the speed of 8 processes holds for seconds and
+# then jumps by up to 2x, so one pass's calls catch one state), each pass's a median of 20 calls.
+# Sizes 64 KiB - 16 MiB by 4x; allreduce, broadcast, allgather, reducescatter. Needs build/ (STRATA_BUILD)
 # and mpiexec.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -42,7 +44,7 @@ perf="$build/perf/strata-perf"
 [ -n "$report_only" ] || [ -x "$perf" ] || { echo "fidelity: $perf not built" >&2; exit 1; }
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
 ops=allreduce,broadcast,allgather,reducescatter
-sweep=(-b 64K -e 16M -f 4 -n 20 -w 5 --impl strata --op "$ops")
+sweep=(-b 64K -e 16M -f 4 -n 20 -w 5 --passes 3 --impl strata --op "$ops")
 
 for ((round = 1; round <= rounds && ${#report_only} == 0; ++round)); do
   for shape in 2x1 8x4; do   # ranks x ranks per node (2x1: one node of 2, the library's own grouping)

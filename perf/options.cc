@@ -33,6 +33,9 @@ namespace {
         "  --sequential         time the variants one after another, each after its own warm-up (default:\n"
         "                       interleaved iteration by iteration, where each call runs in what the\n"
         "                       previous variant left behind)\n"
+        "  --passes K           run the whole sweep K times one after another (default 1); each row is\n"
+        "                       the median of its K passes' medians, so a machine whose speed drifts over\n"
+        "                       seconds is sampled at K times (each pass's tables are printed as it runs)\n"
         "  -c, --check 0|1      check every size against the reference (default 1)\n"
         "  -d, --datatype T     int8 uint8 int32 uint32 int64 uint64 half float double bfloat16 (default float)\n"
         "  -o, --op OP          sum prod max min avg (default sum)\n"
@@ -93,6 +96,7 @@ Options parseOptions(int argc, char** argv) {
     else if (a == "-n" || a == "--iters") o.iters = std::atoi(value());
     else if (a == "-w" || a == "--warmup_iters") o.warmup = std::atoi(value());
     else if (a == "--sequential") o.sequential = true;
+    else if (a == "--passes") o.passes = std::atoi(value());
     else if (a == "-c" || a == "--check") o.check = std::atoi(value());
     else if (a == "-r" || a == "--root") o.root = std::atoi(value());
     else if (a == "-z" || a == "--blocking") (void)value();  // every call is timed to completion anyway
@@ -149,7 +153,7 @@ Options parseOptions(int argc, char** argv) {
       usageAndExit(2);
     }
   }
-  if (o.iters < 1 || o.warmup < 0 || o.minBytes > o.maxBytes || (o.stepBytes == 0 && o.stepFactor <= 1)) usageAndExit(2);
+  if (o.iters < 1 || o.warmup < 0 || o.passes < 1 || o.minBytes > o.maxBytes || (o.stepBytes == 0 && o.stepFactor <= 1)) usageAndExit(2);
   return o;
 }
 

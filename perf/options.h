@@ -18,6 +18,7 @@ struct Options {
   int iters = 20;
   int warmup = 5;
   bool sequential = false;  // variants one after another, not interleaved iteration by iteration
+  int passes = 1;           // the whole sweep this many times; each row the median of its passes
   int check = 1;
   strataDataType_t type = strataFloat32;
   strataRedOp_t op = strataSum;

@@ -99,13 +99,16 @@ void writeCsv(const Options& o, const std::vector<Row>& rows) {
     std::fprintf(stderr, "strata-perf: cannot write %s\n", o.csv.c_str());
     return;
   }
-  std::fprintf(f, "impl,op,algo,ranks,size_bytes,count,type,redop,root,inplace,time_us,algbw_gbs,busbw_gbs,wrong,model_us,requested\n");
+  std::fprintf(f, "impl,op,algo,ranks,size_bytes,count,type,redop,root,inplace,time_us,algbw_gbs,busbw_gbs,wrong,model_us,"
+                 "requested,pass_times_us\n");
   for (const Row& r : rows) {
     if (!r.supported) continue;
     for (int ip = 0; ip < 2; ++ip) {
-      std::fprintf(f, "%s,%s,%s,%d,%zu,%zu,%s,%s,%d,%d,%.3f,%.4f,%.4f,%lld,%.3f,%s\n", r.impl.c_str(), r.op.c_str(),
+      std::string passes;  // --passes: each pass's time, ';' between
+      for (double t : r.passTimes[ip]) passes += (passes.empty() ? "" : ";") + std::to_string(t);
+      std::fprintf(f, "%s,%s,%s,%d,%zu,%zu,%s,%s,%d,%d,%.3f,%.4f,%.4f,%lld,%.3f,%s,%s\n", r.impl.c_str(), r.op.c_str(),
                    r.algo.c_str(), gSize, r.bytes, r.count, r.type.c_str(), r.redop.c_str(), r.root, ip, r.time[ip],
-                   r.algbw[ip], r.busbw[ip], r.wrong[ip], r.modelUs, r.requested.c_str());
+                   r.algbw[ip], r.busbw[ip], r.wrong[ip], r.modelUs, r.requested.c_str(), passes.c_str());
     }
   }
   std::fclose(f);

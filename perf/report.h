@@ -35,6 +35,7 @@ struct Row {
   double linkBytes = 0, localBytes = 0, hostBytes = 0, launches = 0;
   bool peer = false;
   double barriers = 0;
+  std::vector<double> passTimes[2];  // --passes: each pass's time (us), of which time[] is the median
 };
 
 void printMachine(const Options& o, strataComm_t anyComm);

@@ -58,6 +58,12 @@ std::vector<std::pair<std::string, double>> phaseMedians(const std::vector<Phase
   return out;
 }
 
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n == 0 ? 0 : n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
 double medianOfSlowest(std::vector<double>& local) {
   std::vector<double> slowest(local.size());
   MPI_Allreduce(local.data(), slowest.data(), static_cast<int>(local.size()), MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
@@ -67,6 +73,32 @@ double medianOfSlowest(std::vector<double>& local) {
 }
 
 }  // namespace
+
+std::vector<Row> medianOfPasses(const std::vector<Row>& rows, int passes) {
+  if (passes <= 1 || rows.size() % static_cast<size_t>(passes) != 0) return rows;
+  const size_t n = rows.size() / static_cast<size_t>(passes);
+  std::vector<Row> out(rows.begin(), rows.begin() + static_cast<std::ptrdiff_t>(n));
+  for (size_t i = 0; i < n; ++i) {
+    Row& r = out[i];
+    for (int ip = 0; ip < 2; ++ip) {
+      r.passTimes[ip].clear();
+      long long wrong = 0;
+      for (int k = 0; k < passes; ++k) {
+        const Row& pass = rows[static_cast<size_t>(k) * n + i];
+        r.passTimes[ip].push_back(pass.time[ip]);
+        wrong += pass.wrong[ip];
+      }
+      const double t = median(r.passTimes[ip]);
+      // algbw and busbw are bytes over time: rescaled from the first pass's to the median time.
+      const double scale = t > 0 ? r.time[ip] / t : 0;
+      r.algbw[ip] *= scale;
+      r.busbw[ip] *= scale;
+      r.time[ip] = t;
+      r.wrong[ip] = wrong;
+    }
+  }
+  return out;
+}
 
 // Every variant at one size. The timed iterations interleave the variants (A B C A B C ...), so
 // each ratio compares calls made microseconds apart: this machine's speed drifts by 2x over

@@ -14,6 +14,11 @@
 
 namespace strata::perf {
 
+// The rows of `passes` whole sweeps (`rows`: each pass's rows in the same order, one pass after
+// another) as one sweep's: each row's time the median of its passes' (algbw and busbw with it),
+// its wrong results summed, the rest as the first pass measured it.
+std::vector<Row> medianOfPasses(const std::vector<Row>& rows, int passes);
+
 struct Runner {
   const Options& o;
   std::string ncclWhy;  // why NCCL cannot run here ("" when it can)

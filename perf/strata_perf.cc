@@ -100,28 +100,32 @@ int mainImpl(int argc, char** argv) {
       if (gRank == 0) std::printf("# %s: %s\n", ncclVersionText().c_str(), runner.ncclWhy.empty() ? "running" : runner.ncclWhy.c_str());
     }
   }
-  for (const std::string& opName : o.ops) {
-    const CollectiveDescriptor& d = *findDescriptor(opName);
-    std::vector<std::pair<std::string, std::string>> variants;
-    for (const std::string& impl : o.impls) {
-      std::vector<std::string> algos;  // as listed, "all" expanded, each once
-      auto add = [&](const std::string& name) {
-        if (std::find(algos.begin(), algos.end(), name) == algos.end()) algos.push_back(name);
-      };
-      for (const std::string& algo : splitList(o.algo)) {
-        if (algo == "all") {
-          for (const std::string& name : algorithmNames(d.coll)) add(name);
-        } else if (knows(d.coll, algo)) {
-          add(algo);
-        } else if (gRank == 0 && impl == o.impls.front()) {
-          std::printf("# %s has no algorithm '%s': skipped for it\n", d.name, algo.c_str());
+  for (int pass = 1; pass <= o.passes; ++pass) {
+    if (o.passes > 1 && gRank == 0) std::printf("#\n# pass %d of %d\n", pass, o.passes);
+    for (const std::string& opName : o.ops) {
+      const CollectiveDescriptor& d = *findDescriptor(opName);
+      std::vector<std::pair<std::string, std::string>> variants;
+      for (const std::string& impl : o.impls) {
+        std::vector<std::string> algos;  // as listed, "all" expanded, each once
+        auto add = [&](const std::string& name) {
+          if (std::find(algos.begin(), algos.end(), name) == algos.end()) algos.push_back(name);
+        };
+        for (const std::string& algo : splitList(o.algo)) {
+          if (algo == "all") {
+            for (const std::string& name : algorithmNames(d.coll)) add(name);
+          } else if (knows(d.coll, algo)) {
+            add(algo);
+          } else if (gRank == 0 && impl == o.impls.front()) {
+            std::printf("# %s has no algorithm '%s': skipped for it\n", d.name, algo.c_str());
+          }
         }
+        if (isMpiImpl(impl)) algos = {"-"};
+        for (const std::string& algo : algos) variants.push_back({impl, algo});
       }
-      if (isMpiImpl(impl)) algos = {"-"};
-      for (const std::string& algo : algos) variants.push_back({impl, algo});
+      runner.run(variants, d);
     }
-    runner.run(variants, d);
   }
+  runner.rows = medianOfPasses(runner.rows, o.passes);
   ncclStop();
   {
     strataComm_t any = nullptr;
