@@ -115,7 +115,7 @@ int mainImpl(int argc, char** argv) {
             for (const std::string& name : algorithmNames(d.coll)) add(name);
           } else if (knows(d.coll, algo)) {
             add(algo);
-          } else if (gRank == 0 && impl == o.impls.front()) {
+          } else if (gRank == 0 && impl == o.impls.front() && pass == 1) {
             std::printf("# %s has no algorithm '%s': skipped for it\n", d.name, algo.c_str());
           }
         }
