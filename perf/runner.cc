@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstring>
 #include <map>
+#include <utility>
 
 #include "kernels/common/datatype.h"
 #include "perf/device_support.h"
@@ -67,9 +68,7 @@ double median(std::vector<double> v) {
 double medianOfSlowest(std::vector<double>& local) {
   std::vector<double> slowest(local.size());
   MPI_Allreduce(local.data(), slowest.data(), static_cast<int>(local.size()), MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-  std::sort(slowest.begin(), slowest.end());
-  const size_t n = slowest.size();
-  return n % 2 ? slowest[n / 2] : 0.5 * (slowest[n / 2 - 1] + slowest[n / 2]);
+  return median(std::move(slowest));
 }
 
 }  // namespace

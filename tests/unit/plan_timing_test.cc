@@ -29,6 +29,15 @@ Machine machine(int nodes, int ppn, LinkCost lane, LinkCost node = LinkCost{0, 0
   return m;
 }
 
+// Four nodes of one rank behind NICs of 1 GB/s, every message a rendezvous: the hand-built plans
+// whose NIC and core bookings have closed forms.
+Machine fourRendezvousNodes(LinkCost lane, LinkCost node = LinkCost{0, 0, 0}) {
+  Machine m = machine(4, 1, lane, node);
+  m.nicBandwidth = 1e9;
+  m.eagerBytes = 0;
+  return m;
+}
+
 // Rank `from` sends `count` floats to rank `to`; every other rank has an empty plan.
 std::vector<Plan> pairPlans(int p, const std::vector<std::pair<int, int>>& pairs, size_t count) {
   std::vector<Plan> plans(static_cast<size_t>(p));
@@ -188,9 +197,7 @@ TEST(PlanTiming, ATaperedCoreSlowsARingAsItsFormulaSays) {
 // for w/2 and then sends to rank 3, which leaves at w and arrives at 2w (1.5w with no core).
 TEST(PlanTiming, AMessageWaitsForAPlaceOnAFullCore) {
   const double w = 4000 * 1e-9;  // 1000 floats at 1 GB/s
-  Machine m = machine(4, 1, LinkCost{0, 1e-12, 0}, LinkCost{0, 0, 2e-9});
-  m.nicBandwidth = 1e9;
-  m.eagerBytes = 0;
+  Machine m = fourRendezvousNodes(LinkCost{0, 1e-12, 0}, LinkCost{0, 0, 2e-9});
   std::vector<Plan> plans(4);
   {
     PlanBuilder r0(&plans[0]), r1(&plans[1]), r2(&plans[2]), r3(&plans[3]);
@@ -371,9 +378,7 @@ TEST(PlanTiming, MessagesThatWouldShareALinkGoOneAtATime) {
 // With one free-from time per NIC it went after it (3w + alpha in all).
 TEST(PlanTiming, AMessageTakesTheGapBeforeOneBookedLater) {
   const double w = 4000 * 1e-9;  // 1000 floats at 1 GB/s
-  Machine m = machine(4, 1, LinkCost{1e-6, 1e-12, 0});
-  m.nicBandwidth = 1e9;
-  m.eagerBytes = 0;
+  const Machine m = fourRendezvousNodes(LinkCost{1e-6, 1e-12, 0});
   std::vector<Plan> plans(4);
   {
     PlanBuilder r0(&plans[0]), r1(&plans[1]), r2(&plans[2]), r3(&plans[3]);
