@@ -30,6 +30,7 @@ CostParams Machine::formulaCosts() const {
   if (coreBandwidth <= 0) return c;
   c.lane = c.lane.withCore(ranks() / coreBandwidth);  // each rank's part, every rank sending across it
   c.flat = c.flat.withCore(nodes / coreBandwidth);    // each node's, one rank of each sending across it
+  c.flat.coreNodeRanks = ranksPerNode;                // a round's own crossings: LinkCost::crossing
   return c;
 }
 

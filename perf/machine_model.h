@@ -60,10 +60,13 @@ struct Machine {
   // phase that keeps the share s of the ranks sending pays at least s ranks / core_bandwidth per
   // byte (a composition's full lanes all of it, a leader composition's 1 / ranks_per_node, a
   // binomial tree's round r 2^r / ranks). The flat level's messages cross it from one rank of each
-  // node in a ring's rounds (nodes / core_bandwidth; all of them on nodes of one rank); a round in
-  // which every rank's message crosses it (recursive doubling's rounds between nodes, an alltoall)
-  // pays ranks_per_node times that, which its formula does not see. The plan-level simulation
-  // books the core message by message instead (perf/plan_timing.h).
+  // node in a ring's rounds (nodes / core_bandwidth; all of them on nodes of one rank), and the
+  // formulas of the butterflies and shifts (recursive doubling and halving, Rabenseifner,
+  // circulant, Bruck, pairwise alltoall) price each round at the messages that cross it
+  // (LinkCost::coreNodeRanks = ranks_per_node, LinkCost::crossing): none where a round stays in
+  // the nodes, ranks_per_node times a ring's where every rank's message crosses. The trees' rounds
+  // keep the ring's. The plan-level simulation books the core message by message instead
+  // (perf/plan_timing.h).
   CostParams formulaCosts() const;
 };
 

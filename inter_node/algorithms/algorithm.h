@@ -175,5 +175,32 @@ struct Fold {
   std::vector<int> vmember;
 };
 Fold makeFold(const Group& g);
+// The group index of the member that plays virtual rank j of a fold with `rem` pairs.
+inline int foldMember(int j, int rem) { return j < rem ? 2 * j + 1 : j + rem; }
+// The costs of a butterfly round over the fold of p ranks, virtual rank j sending
+// `weight(j)` (its bytes as a fraction of the largest message, which the formula prices) to
+// virtual rank j ^ mask (recursive doubling and halving): where the level prices crossings between
+// nodes (LinkCost::crossing; strata-model's flat level behind a core), at the bytes that cross
+// between nodes, in messages of the largest, over p (none at a mask below the ranks per node where
+// they are a power of two, all from it); else the level's costs.
+template <typename Weight>
+LinkCost butterflyRound(const LinkCost& c, int p, int mask, Weight&& weight) {
+  if (!c.pricesCrossings()) return c;
+  const int p2 = floorPow2(p), rem = p - p2, n = c.coreNodeRanks;
+  double crossing = 0;
+  for (int j = 0; j < p2; ++j) {
+    if (foldMember(j, rem) / n != foldMember(j ^ mask, rem) / n) crossing += weight(j);
+  }
+  return c.crossing(crossing / p);
+}
+// A round in which every virtual rank sends as much. Where p and the ranks per node are powers of
+// two, j and j ^ mask are on different nodes exactly where mask reaches the ranks per node.
+inline LinkCost butterflyRound(const LinkCost& c, int p, int mask) {
+  const int n = c.coreNodeRanks;
+  if (c.pricesCrossings() && (p & (p - 1)) == 0 && (n & (n - 1)) == 0 && p % n == 0) {
+    return c.crossing(mask >= n ? 1.0 : 0.0);
+  }
+  return butterflyRound(c, p, mask, [](int) { return 1.0; });
+}
 
 }  // namespace strata

@@ -52,7 +52,13 @@ void build(PlanBuilder& b, const CollectiveArgs& a, const Group& g, const BuildO
 double cost(const CollectiveArgs& a, int p, const LinkCost& c) {
   const double m = callBytes(a) * p;
   const double rotation = p > 1 ? m : 0, ownBlock = p > 1 || !a.inPlace ? m / p : 0;
-  return ceilLog2(p) * c.alpha + (p - 1.0) / p * c.beta * m + (rotation + ownBlock) * c.copy;
+  // The round of distance d sends min(d, p - d) blocks of m/p (p - 1 over the rounds).
+  double t = (rotation + ownBlock) * c.copy;
+  for (int d = 1; d < p; d <<= 1) {
+    const LinkCost k = shiftRound(c, p, d);
+    t += k.alpha + std::min(d, p - d) * k.beta * m / p;
+  }
+  return t;
 }
 
 }  // namespace

@@ -58,7 +58,8 @@ double cost(const CollectiveArgs& a, int p, const LinkCost& c) {
   for (int d = 1; d < p; d <<= 1) {
     int blocks = 0;
     for (int start = d; start < p; start += 2 * d) blocks += std::min(d, p - start);
-    t += c.alpha + c.beta * blocks * block;
+    const LinkCost k = shiftRound(c, p, d);  // to rank r + d, at the round's crossings
+    t += k.alpha + k.beta * blocks * block;
     packed += blocks * block;
   }
   return t + c.copy * (2 * block * p + 2 * packed);

@@ -62,8 +62,11 @@ double cost(const CollectiveArgs& a, int p, const LinkCost& c) {
   for (int v = p - 1; v > 0; v >>= 1) bits.insert(bits.begin(), v & 1);
   double t = 0;
   bool haveS0 = false;
+  int n = 0;
   for (size_t j = 0; j < bits.size(); ++j) {
-    t += c.alpha + c.beta * m + c.gamma * m;
+    const LinkCost k = shiftRound(c, p, bits[j] ? n + 1 : n);  // the round's distance, as built
+    t += k.alpha + k.beta * m + k.gamma * m;
+    n = 2 * n + bits[j];
     if (std::find(bits.begin() + static_cast<std::ptrdiff_t>(j) + 1, bits.end(), 0) != bits.end()) {
       t += haveS0 ? c.gamma * m : c.copy * m;
       haveS0 = true;

@@ -50,7 +50,14 @@ void build(PlanBuilder& b, const CollectiveArgs& a, const Group& g, const BuildO
 // Plus the copies within the rank: its own block, and in place the whole input first.
 double cost(const CollectiveArgs& a, int p, const LinkCost& c) {
   const double m = callBytes(a) * p;
-  return (p - 1) * (c.alpha + c.beta * m / p) + c.copy * (m / p + (a.inPlace ? m : 0));
+  double t = c.copy * (m / p + (a.inPlace ? m : 0));
+  if (!c.pricesCrossings()) return t + (p - 1) * (c.alpha + c.beta * m / p);
+  const bool xorPartners = (p & (p - 1)) == 0;
+  for (int i = 1; i < p; ++i) {  // round i's partners, at the round's crossings
+    const LinkCost k = xorPartners ? butterflyRound(c, p, i) : shiftRound(c, p, i);
+    t += k.alpha + k.beta * m / p;
+  }
+  return t;
 }
 
 }  // namespace

@@ -48,7 +48,12 @@ void build(PlanBuilder& b, const CollectiveArgs& a, const Group& g, const BuildO
 double cost(const CollectiveArgs& a, int p, const LinkCost& c) {
   const int p2 = floorPow2(p);
   const double m = callBytes(a);
-  double t = 2 * ceilLog2(p2) * c.alpha + 2.0 * (p2 - 1) / p2 * c.beta * m + (p2 - 1.0) / p2 * c.gamma * m;
+  // Round `mask` of the halving and of the doubling each moves mask/p' of m (summing to (p'-1)/p').
+  double t = 0;
+  for (int mask = 1; mask < p2; mask <<= 1) {
+    const LinkCost k = butterflyRound(c, p, mask);
+    t += 2 * k.alpha + 2.0 * mask / p2 * k.beta * m + static_cast<double>(mask) / p2 * k.gamma * m;
+  }
   if (p2 != p) t += 2 * (c.alpha + c.beta * m) + c.gamma * m;
   return t;
 }

@@ -68,9 +68,16 @@ double cost(const CollectiveArgs& a, int p, const LinkCost& c) {
   const int p2 = floorPow2(p);
   const int rem = p - p2;
   const double m = callBytes(a) * p;
-  double blocks = p2 - 1.0;  // the largest group's blocks of m/p over the rounds
-  for (int k = 1; k < p2; k <<= 1) blocks += std::min(rem, k);
-  double t = ceilLog2(p2) * c.alpha + blocks * c.beta * m / p + (a.inPlace ? 0 : c.copy * m / p);  // own block: a copy
+  // Round k sends the largest group's 2^k + min(rem, 2^k) blocks of m/p, at its own crossings.
+  double t = a.inPlace ? 0 : c.copy * m / p;  // own block: a copy
+  for (int k = 1; k < p2; k <<= 1) {
+    const double largest = k + std::min(rem, k);  // a group's blocks: its k, one more per pair in it
+    const LinkCost r = butterflyRound(c, p, k, [k, rem, largest](int j) {
+      const int base = j & ~(k - 1);
+      return (k + std::max(0, std::min(base + k, rem) - base)) / largest;
+    });
+    t += r.alpha + (k + std::min(rem, k)) * r.beta * m / p;
+  }
   if (rem > 0) t += 2 * c.alpha + c.beta * (m / p + m);
   return t;
 }

@@ -52,7 +52,11 @@ void build(PlanBuilder& b, const CollectiveArgs& a, const Group& g, const BuildO
 double cost(const CollectiveArgs& a, int p, const LinkCost& c) {
   const int p2 = floorPow2(p);
   const double m = callBytes(a);
-  double t = ceilLog2(p2) * (c.alpha + c.beta * m + c.gamma * m);
+  double t = 0;
+  for (int mask = 1; mask < p2; mask <<= 1) {  // log2 p' rounds, each at its own crossings
+    const LinkCost k = butterflyRound(c, p, mask);
+    t += k.alpha + k.beta * m + k.gamma * m;
+  }
   if (p2 != p) t += 2 * (c.alpha + c.beta * m) + c.gamma * m;
   return t;
 }

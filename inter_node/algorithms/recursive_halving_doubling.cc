@@ -31,7 +31,7 @@ Fold makeFold(const Group& g) {
   f.vmember.resize(static_cast<size_t>(f.p2));
   f.vpeers.resize(static_cast<size_t>(f.p2));
   for (int j = 0; j < f.p2; ++j) {
-    const int member = j < f.rem ? 2 * j + 1 : j + f.rem;
+    const int member = foldMember(j, f.rem);
     f.vmember[static_cast<size_t>(j)] = member;
     f.vpeers[static_cast<size_t>(j)] = g.rank(member);
   }

@@ -72,7 +72,14 @@ void build(PlanBuilder& b, const CollectiveArgs& a, const Group& g, const BuildO
 double cost(const CollectiveArgs& a, int p, const LinkCost& c) {
   const int p2 = floorPow2(p);
   const double m = callBytes(a) * p;
-  if (p2 == p) return ceilLog2(p2) * c.alpha + (p2 - 1.0) / p2 * (c.beta + c.gamma) * m;
+  if (p2 == p) {  // round `mask` sends and adds mask/p' of m, each round at its own crossings
+    double t = 0;
+    for (int mask = p2 / 2; mask >= 1; mask >>= 1) {
+      const LinkCost k = butterflyRound(c, p, mask);
+      t += k.alpha + static_cast<double>(mask) / p2 * (k.beta + k.gamma) * m;
+    }
+    return t;
+  }
   // Folded: virtual block j < rem is a pair's two blocks. The busiest member is virtual rank 0's
   // odd one: it receives and adds its partner's vector, keeps the range [0, mask) of virtual blocks
   // in each round (the most pairs; it receives and adds that, and sends [mask, 2 mask)), and hands
@@ -82,7 +89,12 @@ double cost(const CollectiveArgs& a, int p, const LinkCost& c) {
   double t = 2 * c.alpha + (c.beta + c.gamma) * m + c.beta * m / p;
   for (int mask = p2 / 2; mask >= 1; mask >>= 1) {
     const double kept = blocks(0, mask) * m / p, sent = blocks(mask, 2 * mask) * m / p;
-    t += c.alpha + c.beta * std::max(kept, sent) + c.gamma * kept;
+    const double largest = std::max(blocks(0, mask), blocks(mask, 2 * mask));
+    const LinkCost k = butterflyRound(c, p, mask, [mask, &blocks, largest](int j) {  // the half it hands over
+      const int other = (j & ~(mask - 1)) ^ mask;
+      return blocks(other, other + mask) / largest;
+    });
+    t += k.alpha + k.beta * std::max(kept, sent) + k.gamma * kept;
   }
   return t;
 }

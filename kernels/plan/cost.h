@@ -169,6 +169,12 @@ struct LinkCost {
   // first rounds of few senders pay their links and a ring's rounds the core.
   double coreBeta = 0;
   double linkBeta = 0;  // with coreBeta: beta before the core's floor
+  // The flat level on nodes of several ranks (consecutive blocks of `coreNodeRanks`): coreBeta
+  // prices a ring's crossings, one rank of each node's message on the core; a phase in which the
+  // fraction f of the messages crosses between nodes loads the core coreNodeRanks f times as much
+  // (coreScale; 0 where every message stays in its node). Set per round by `crossing`.
+  int coreNodeRanks = 1;
+  double coreScale = 1;
 
   // The costs for a call whose host-wide working set is `ws`, every process busy.
   LinkCost forWorkingSet(double ws) const {
@@ -211,10 +217,23 @@ struct LinkCost {
     else out.beta *= b1 / b0;
     return out;
   }
+  // The costs of a round in which the fraction `f` of the messages crosses between nodes (the
+  // others stay in their node and pass no core): on the flat level of nodes of several ranks
+  // behind a core, its floor scaled from a ring's crossings (one of coreNodeRanks) to f.
+  LinkCost crossing(double f) const {
+    if (coreBeta <= 0 || coreNodeRanks <= 1) return *this;
+    LinkCost out = *this;
+    out.coreScale = std::max(f, 0.0) * coreNodeRanks;
+    out.withCoreFloor(linkBeta);
+    return out;
+  }
+  // Whether `crossing` can change these costs (a core, nodes of several ranks): else the rounds of
+  // an algorithm all cost the same and its closed form holds.
+  bool pricesCrossings() const { return coreBeta > 0 && coreNodeRanks > 1; }
   // With a core: the links' own beta `ownBeta`, and beta at least the core's share.
   void withCoreFloor(double ownBeta) {
     linkBeta = ownBeta;
-    beta = std::max(ownBeta, share * coreBeta);
+    beta = std::max(ownBeta, share * coreScale * coreBeta);
   }
 };
 
@@ -231,6 +250,25 @@ inline int ceilLog2(int p) {
 inline LinkCost receiving(const LinkCost& c, double receivers, int p) {
   if (p <= 1) return c;
   return c.atShare(std::min(1.0, receivers / p));
+}
+// The costs of a round in which every rank i of p sends to i + d (mod p) (Bruck's, circulant's
+// rounds; a ring's d = 1): where the level prices crossings between nodes (LinkCost::crossing), at
+// the fraction of the p messages whose ranks are on different nodes.
+inline LinkCost shiftRound(const LinkCost& c, int p, int d) {
+  if (!c.pricesCrossings() || p <= 1) return c;
+  const int n = c.coreNodeRanks;
+  const int shift = (d % p + p) % p;
+  long crossing = 0;
+  if (p % n == 0) {
+    // Whole nodes: rank s of a node lands q = shift / n nodes on, one more where s + shift % n
+    // carries into the next node (shift % n of the n ranks); it crosses unless that is a whole turn.
+    const int nodes = p / n, q = shift / n, carried = shift % n;
+    const bool stays = q % nodes == 0, carriedStays = (q + 1) % nodes == 0;
+    crossing = static_cast<long>(nodes) * ((stays ? 0 : n - carried) + (carriedStays ? 0 : carried));
+  } else {
+    for (int i = 0; i < p; ++i) crossing += i / n != (i + shift) % p / n;
+  }
+  return c.crossing(static_cast<double>(crossing) / p);
 }
 // A pipelined broadcast's costs (chain, trees, hypercube) in its steady state, where every rank but
 // the root receives: its build and its cost choose the blocks at these, so the plan priced is the

@@ -192,6 +192,93 @@ TEST(PlanTiming, ATaperedCoreSlowsARingAsItsFormulaSays) {
   EXPECT_NEAR(wide.formulaCosts().lane.beta, 16 / 10e9, 1e-20);
 }
 
+// On nodes of several ranks a flat algorithm's rounds load the core by their own crossings: 4 x 8
+// behind a 2:1 core (16 of the 32 NICs' messages at once), recursive doubling's first three rounds
+// stay in their nodes and pay the links, its last two send every rank's message across the core
+// and pay twice; a ring's rounds cross from one rank of each node. Each formula as simulated.
+TEST(PlanTiming, AFlatRoundPaysTheCoreForTheMessagesThatCrossIt) {
+  const LinkCost c{1e-6, 1.0 / 10e9, 1.0 / 100e9};
+  Machine m = machine(4, 8, c, c);
+  m.nicsPerNode = 8;
+  m.nicBandwidth = 10e9;
+  m.coreBandwidth = 32 * 10e9 / 2;
+  ASSERT_EQ(m.coreSlots(), 16);
+  const LinkCost flat = m.formulaCosts().flat;
+  EXPECT_EQ(flat.coreNodeRanks, 8);
+  EXPECT_NEAR(flat.beta, 1 / 10e9, 1e-20);                              // a ring's: 4 messages on the core
+  for (int mask : {1, 2, 4}) EXPECT_NEAR(butterflyRound(flat, 32, mask).beta, 1 / 10e9, 1e-20) << mask;
+  for (int mask : {8, 16}) EXPECT_NEAR(butterflyRound(flat, 32, mask).beta, 2 / 10e9, 1e-20) << mask;
+  EXPECT_NEAR(shiftRound(flat, 32, 1).beta, 1 / 10e9, 1e-20);
+  EXPECT_NEAR(shiftRound(flat, 32, 4).beta, 1 / 10e9, 1e-20);           // 16 of 32 cross: the core's 16 places
+  EXPECT_NEAR(shiftRound(flat, 32, 8).beta, 2 / 10e9, 1e-20);
+  // Without a core, or on nodes of one rank, every round costs the level's own.
+  Machine open = m;
+  open.coreBandwidth = 0;
+  EXPECT_NEAR(butterflyRound(open.formulaCosts().flat, 32, 16).beta, 1 / 10e9, 1e-20);
+  CollectiveArgs a;
+  a.coll = Collective::kAllReduce;
+  a.count = size_t{1} << 19;  // 2 MiB
+  a.commSize = 32;
+  for (const char* algo : {"recursive_doubling", "rabenseifner", "circulant", "ring"}) {
+    SimulatedAndPriced tapered, wide;
+    ASSERT_TRUE(simulateFlat(a, algo, m, flat, &tapered)) << algo;
+    ASSERT_TRUE(simulateFlat(a, algo, open, open.formulaCosts().flat, &wide)) << algo;
+    EXPECT_NEAR(tapered.formula / tapered.simulated, 1.0, 0.02) << algo << ": " << tapered.formula << " s priced, "
+                                                               << tapered.simulated << " simulated";
+    if (std::string(algo) == "recursive_doubling") {  // 3 rounds at the links' beta, 2 at twice it
+      const double bytes = 4.0 * a.count, round = c.alpha + c.gamma * bytes;
+      EXPECT_NEAR(tapered.simulated, 5 * round + 7 * c.beta * bytes, 0.01 * tapered.simulated);
+      EXPECT_NEAR(wide.simulated, 5 * round + 5 * c.beta * bytes, 0.01 * wide.simulated);
+    }
+  }
+  CollectiveArgs ag = a;
+  ag.coll = Collective::kAllGather;
+  ag.count = size_t{1} << 16;
+  CollectiveArgs rs = ag;
+  rs.coll = Collective::kReduceScatter;
+  CollectiveArgs a2a = ag;
+  a2a.coll = Collective::kAllToAll;
+  a2a.count = size_t{1} << 20;
+  for (const auto& [args, algo] : {std::pair{ag, "recursive_doubling"}, std::pair{ag, "bruck"},
+                                   std::pair{rs, "recursive_halving"}, std::pair{a2a, "bruck"}}) {
+    SimulatedAndPriced t;
+    ASSERT_TRUE(simulateFlat(args, algo, m, flat, &t)) << algo;
+    EXPECT_NEAR(t.formula / t.simulated, 1.0, 0.05) << algo << ": " << t.formula << " s priced, " << t.simulated
+                                                    << " simulated";
+  }
+}
+
+// The crossings a round is priced at, counted in closed form for whole nodes, against a count of
+// every rank's message: shifts by any distance (also past p and negative), butterflies over any
+// fold, on nodes of 1 to 8 ranks.
+TEST(PlanTiming, ARoundsCrossingsAreCountedRankByRank) {
+  for (int n : {1, 2, 3, 4, 8}) {
+    for (int nodes : {1, 2, 3, 5, 8}) {
+      const int p = n * nodes;
+      LinkCost c{1e-6, 0, 0};
+      c = c.withCore(1.0);  // links that cost nothing, a core of 1 s per byte: beta = coreScale
+      c.coreNodeRanks = n;
+      if (n == 1) {
+        EXPECT_FALSE(c.pricesCrossings());
+        continue;
+      }
+      for (int d : {1, 2, 3, n, n + 1, p - 1, p, p + 2, -1}) {
+        int crossing = 0;
+        for (int i = 0; i < p; ++i) crossing += i / n != ((i + d) % p + p) % p / n;
+        EXPECT_NEAR(shiftRound(c, p, d).beta, static_cast<double>(crossing) / p * n, 1e-12)
+            << nodes << " x " << n << ", shift " << d;
+      }
+      const int p2 = floorPow2(p), rem = p - p2;
+      for (int mask = 1; mask < p2; ++mask) {  // every mask: pairwise alltoall's rounds
+        int crossing = 0;
+        for (int j = 0; j < p2; ++j) crossing += foldMember(j, rem) / n != foldMember(j ^ mask, rem) / n;
+        EXPECT_NEAR(butterflyRound(c, p, mask).beta, static_cast<double>(crossing) / p * n, 1e-12)
+            << nodes << " x " << n << ", mask " << mask;
+      }
+    }
+  }
+}
+
 // A message that becomes ready while the core is full waits for a place on it, even where its own
 // NICs are free: rank 0's message to rank 1 takes the core's one place from 0 to w; rank 2 reduces
 // for w/2 and then sends to rank 3, which leaves at w and arrives at 2w (1.5w with no core).
