@@ -64,9 +64,10 @@ struct Machine {
   // formulas of the butterflies and shifts (recursive doubling and halving, Rabenseifner,
   // circulant, Bruck, pairwise alltoall) price each round at the messages that cross it
   // (LinkCost::coreNodeRanks = ranks_per_node, LinkCost::crossing): none where a round stays in
-  // the nodes, ranks_per_node times a ring's where every rank's message crosses. The trees' rounds
-  // keep the ring's. The plan-level simulation books the core message by message instead
-  // (perf/plan_timing.h).
+  // the nodes, ranks_per_node times a ring's where every rank's message crosses; the pipelined and
+  // two-tree broadcasts and reduces at their trees' edges between nodes (treeEdges). The binomial
+  // trees' and the hypercube's rounds keep the ring's. The plan-level simulation books the core
+  // message by message instead (perf/plan_timing.h).
   CostParams formulaCosts() const;
 };
 

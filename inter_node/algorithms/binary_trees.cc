@@ -1,5 +1,6 @@
 #include "inter_node/algorithms/binary_trees.h"
 
+#include <algorithm>
 #include <functional>
 
 namespace strata {
@@ -219,6 +220,23 @@ std::vector<std::vector<ScheduledSend>> twoTreeReduceSchedule(const TwoTree& tt,
     }
   }
   return sends;
+}
+
+LinkCost treeEdges(const LinkCost& c, int p, int root, std::initializer_list<const std::vector<int>*> parents,
+                   double active) {
+  if (!c.pricesCrossings() || p <= 1) return c;
+  const int n = c.coreNodeRanks;
+  auto node = [p, root, n](int v) { return (v + root) % p / n; };
+  double edges = 0, crossing = 0;
+  for (const std::vector<int>* parent : parents) {
+    for (int v = 0; v < static_cast<int>(parent->size()); ++v) {
+      const int up = (*parent)[static_cast<size_t>(v)];
+      if (up < 0 || up == v) continue;
+      edges += 1;
+      crossing += node(v) != node(up);
+    }
+  }
+  return edges > 0 ? c.crossing(std::clamp(active, 0.0, 1.0) * crossing / edges) : c;
 }
 
 }  // namespace strata

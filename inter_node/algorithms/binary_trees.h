@@ -4,7 +4,10 @@
 
 #include <array>
 #include <cstddef>
+#include <initializer_list>
 #include <vector>
+
+#include "kernels/plan/cost.h"
 
 namespace strata {
 
@@ -48,6 +51,15 @@ struct TwoTree {
   int depth = 0;
 };
 TwoTree makeTwoTree(int p);
+
+// The costs of a pipeline's steady state on trees over p ranks rooted at `root` (virtual rank v is
+// member (root + v) mod p; `parents`: each tree's parent of every virtual rank, -1 for none), the
+// fraction `active` of the edges carrying a block at any time (1 where `c` already keeps only the
+// receivers' share busy): where the level prices crossings between nodes (LinkCost::crossing;
+// strata-model's flat level behind a core), at the fraction of the edges whose two ranks are on
+// different nodes; else the level's costs.
+LinkCost treeEdges(const LinkCost& c, int p, int root, std::initializer_list<const std::vector<int>*> parents,
+                   double active = 1);
 
 // The synchronous two-tree schedule (002, scheduling lemma): in step t the edges of colour t mod 2
 // carry one block each, the next one in order on that edge, if the sender has it by then. A

@@ -44,7 +44,8 @@ double cost(const CollectiveArgs& a, int p, const LinkCost& c) {
   const int fan = heapTreeFanout(p);
   const size_t M = treePipelineBlocks(a, callBytes(a), tree.depth, opt, fan);
   const double rounds = fan * tree.depth + fan * (static_cast<double>(M) - 1);
-  return treePipelineTime(callBytes(a), tree.depth, broadcastRoundsLink(c, p, static_cast<double>(M), rounds), M, fan);
+  const LinkCost k = treeEdges(broadcastRoundsLink(c, p, static_cast<double>(M), rounds), p, a.root, {&tree.parent});
+  return treePipelineTime(callBytes(a), tree.depth, k, M, fan);
 }
 
 }  // namespace

@@ -50,7 +50,10 @@ double cost(const CollectiveArgs& a, int p, const LinkCost& c) {
   BuildOptions opt;
   opt.link = c;
   const int fan = heapTreeFanout(p);
-  return treePipelineTime(callBytes(a), tree.depth, c, treePipelineBlocks(a, callBytes(a), tree.depth, opt, fan), fan) +
+  const size_t M = treePipelineBlocks(a, callBytes(a), tree.depth, opt, fan);
+  // Each edge carries its M blocks over the pipeline's fan (depth + M - 1) rounds.
+  const double active = static_cast<double>(M) / (fan * (tree.depth + static_cast<double>(M) - 1));
+  return treePipelineTime(callBytes(a), tree.depth, treeEdges(c, p, a.root, {&tree.parent}, active), M, fan) +
          fan * c.gamma * callBytes(a);
 }
 

@@ -66,7 +66,9 @@ double cost(const CollectiveArgs& a, int p, const LinkCost& c) {
   const size_t M = blocksPerHalf(a, tt.depth, opt);
   // Both trees at once: every rank receives each block of both halves.
   const double rounds = 2 * tt.depth + 2 * (static_cast<double>(M) - 1);
-  return treePipelineTime(callBytes(a) / 2, tt.depth, broadcastRoundsLink(c, p, static_cast<double>(M), rounds, 2), M);
+  const LinkCost k = treeEdges(broadcastRoundsLink(c, p, static_cast<double>(M), rounds, 2), p, a.root,
+                               {&tt.parent[0], &tt.parent[1]});
+  return treePipelineTime(callBytes(a) / 2, tt.depth, k, M);
 }
 
 }  // namespace

@@ -110,7 +110,11 @@ double cost(const CollectiveArgs& a, int p, const LinkCost& c) {
   const TwoTree tt = makeTwoTree(p);
   BuildOptions opt;
   opt.link = c;
-  return treePipelineTime(callBytes(a) / 2, tt.depth, c, blocksPerHalf(a, tt.depth, opt)) + c.gamma * callBytes(a);
+  const size_t M = blocksPerHalf(a, tt.depth, opt);
+  // Each edge of the two trees carries its M blocks over their 2 (depth + M - 1) rounds.
+  const double active = static_cast<double>(M) / (2 * (tt.depth + static_cast<double>(M) - 1));
+  const LinkCost k = treeEdges(c, p, a.root, {&tt.parent[0], &tt.parent[1]}, active);
+  return treePipelineTime(callBytes(a) / 2, tt.depth, k, M) + c.gamma * callBytes(a);
 }
 
 }  // namespace
