@@ -76,7 +76,7 @@ double cost(const CollectiveArgs& a, int p, const LinkCost& c) {
       const int base = j & ~(k - 1);
       return (k + std::max(0, std::min(base + k, rem) - base)) / largest;
     });
-    t += r.alpha + (k + std::min(rem, k)) * r.beta * m / p;
+    t += r.alpha + largest * r.beta * m / p;
   }
   if (rem > 0) t += 2 * c.alpha + c.beta * (m / p + m);
   return t;

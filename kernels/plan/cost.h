@@ -221,7 +221,7 @@ struct LinkCost {
   // others stay in their node and pass no core): on the flat level of nodes of several ranks
   // behind a core, its floor scaled from a ring's crossings (one of coreNodeRanks) to f.
   LinkCost crossing(double f) const {
-    if (coreBeta <= 0 || coreNodeRanks <= 1) return *this;
+    if (!pricesCrossings()) return *this;
     LinkCost out = *this;
     out.coreScale = std::max(f, 0.0) * coreNodeRanks;
     out.withCoreFloor(linkBeta);
