@@ -115,35 +115,40 @@ phase_bench() {
 # compute-sanitizer (memcheck, racecheck) over the kernels' tests and 2 ranks' collectives on device
 # buffers: out-of-bounds and misaligned accesses, shared-memory races, on the real driver. The
 # kernels' case matrix is sampled (every 37th case: each type, op, input count, length and
-# alignment still reached), since under the sanitizer the whole matrix outlasted the phase. Each
-# of the three runs gets a third of the phase (STRATA_SANITIZE_EACH seconds overrides), so one that
-# runs long leaves the others theirs; the logs name every test as it starts and how long it took
-# (the fourth session's sampled memcheck of the kernels had not finished in 65 s, and its brief log
-# could not say in which test). The death test is left out: its kernel traps on purpose, which the
-# sanitizer reports as an error.
+# alignment still reached), since under the sanitizer the whole matrix outlasted the phase. The
+# three runs go at once (the machine's cores and the GPU have room for four sanitized processes),
+# each with the whole phase less a margin (STRATA_SANITIZE_EACH seconds overrides): run one after
+# another at a third of the phase each, the fourth session's sampled memcheck of the kernels had
+# not finished in 65 s. The logs name every test as it starts and how long it took, and a run
+# ended at its limit says in which test. The death test is left out: its kernel traps on purpose,
+# which the sanitizer reports as an error.
 phase_sanitize() {
   local cs
   cs=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null) ||
     { log "no compute-sanitizer"; return 0; }
-  local t=$build/tests/gpu each=${STRATA_SANITIZE_EACH:-$(( $(limit_of sanitize) / 3 - 2 ))}
+  local t=$build/tests/gpu each=${STRATA_SANITIZE_EACH:-$(( $(limit_of sanitize) - 10 ))}
   run_sanitizer() {  # NAME COMMAND...: one run of at most $each s, its verdict from the summary line
     local name=$1; shift
+    local start=$SECONDS
     timeout -k 5 "$each" "$@" > "$out/sanitize_$name.log" 2>&1
     local rc=$? summary
-    summary=$(grep -h "ERROR SUMMARY" "$out/sanitize_$name.log" | sort | uniq -c | tr -s ' ' | tr '\n' ';')
+    summary=$(grep -hE "(ERROR|RACECHECK) SUMMARY" "$out/sanitize_$name.log" | sort | uniq -c | tr -s ' ' | tr '\n' ';')
     if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
       log "sanitizer $name: stopped at $each s in $(grep -h '\[ RUN' "$out/sanitize_$name.log" | tail -1 | sed 's/.*RUN *\] *//'), $(grep -c '\[       OK' "$out/sanitize_$name.log") tests done, ${summary:-no summary}"
     else
-      log "sanitizer $name: exit $rc, ${summary:-no summary}"
+      log "sanitizer $name: exit $rc in $(( SECONDS - start )) s, ${summary:-no summary}"
     fi
-    [ $rc -eq 0 ] || status=1
+    return $rc
   }
+  local pids=()
   STRATA_TEST_SAMPLE=37 run_sanitizer memcheck_kernels "$cs" --tool memcheck --error-exitcode 3 \
-      "$t/strata_gpu_kernel_tests" --gtest_filter=-*DeathTest*
+      "$t/strata_gpu_kernel_tests" --gtest_filter=-*DeathTest* & pids+=($!)
   STRATA_TEST_SAMPLE=37 run_sanitizer racecheck_kernels "$cs" --tool racecheck --error-exitcode 3 \
-      "$t/strata_gpu_kernel_tests" --gtest_filter=-*DeathTest*
+      "$t/strata_gpu_kernel_tests" --gtest_filter=-*DeathTest* & pids+=($!)
   STRATA_TEST_SHAPE=0 run_sanitizer memcheck_collectives_np2 mpiexec -n 2 "$cs" --tool memcheck --error-exitcode 3 \
-      "$t/strata_gpu_collectives_test"
+      "$t/strata_gpu_collectives_test" & pids+=($!)
+  local pid
+  for pid in "${pids[@]}"; do wait "$pid" || status=1; done
 }
 
 # Each phase of `all` in its own process group, ended with everything it started at its limit.
