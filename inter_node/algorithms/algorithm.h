@@ -179,28 +179,36 @@ Fold makeFold(const Group& g);
 inline int foldMember(int j, int rem) { return j < rem ? 2 * j + 1 : j + rem; }
 // The costs of a butterfly round over the fold of p ranks, virtual rank j sending
 // `weight(j)` (its bytes as a fraction of the largest message, which the formula prices) to
-// virtual rank j ^ mask (recursive doubling and halving): where the level prices crossings between
-// nodes (LinkCost::crossing; strata-model's flat level behind a core), at the bytes that cross
-// between nodes, in messages of the largest, over p (none at a mask below the ranks per node where
-// they are a power of two, all from it); else the level's costs.
+// virtual rank j ^ mask (recursive doubling and halving, the hypercube broadcast's rounds): where
+// the level prices crossings between nodes (LinkCost::crossing; strata-model's flat level behind
+// a core), at the bytes that cross between nodes, in messages of the largest, over p (none at a
+// mask below the ranks per node where they are a power of two, all from it); else the level's
+// costs. Member m of the fold is rank (m + root) mod p (a rooted collective's rotated group);
+// butterflyCrossing is that fraction, on nodes of n ranks.
 template <typename Weight>
-LinkCost butterflyRound(const LinkCost& c, int p, int mask, Weight&& weight) {
-  if (!c.pricesCrossings()) return c;
-  const int p2 = floorPow2(p), rem = p - p2, n = c.coreNodeRanks;
+double butterflyCrossing(int p, int n, int mask, Weight&& weight, int root = 0) {
+  const int p2 = floorPow2(p), rem = p - p2;
+  auto node = [&](int j) { return (foldMember(j, rem) + root) % p / n; };
   double crossing = 0;
   for (int j = 0; j < p2; ++j) {
-    if (foldMember(j, rem) / n != foldMember(j ^ mask, rem) / n) crossing += weight(j);
+    if (node(j) != node(j ^ mask)) crossing += weight(j);
   }
-  return c.crossing(crossing / p);
+  return crossing / p;
+}
+template <typename Weight>
+LinkCost butterflyRound(const LinkCost& c, int p, int mask, Weight&& weight, int root = 0) {
+  if (!c.pricesCrossings()) return c;
+  return c.crossing(butterflyCrossing(p, c.coreNodeRanks, mask, weight, root));
 }
 // A round in which every virtual rank sends as much. Where p and the ranks per node are powers of
-// two, j and j ^ mask are on different nodes exactly where mask reaches the ranks per node.
-inline LinkCost butterflyRound(const LinkCost& c, int p, int mask) {
+// two and the root starts a node, j and j ^ mask are on different nodes exactly where mask
+// reaches the ranks per node.
+inline LinkCost butterflyRound(const LinkCost& c, int p, int mask, int root = 0) {
   const int n = c.coreNodeRanks;
-  if (c.pricesCrossings() && (p & (p - 1)) == 0 && (n & (n - 1)) == 0 && p % n == 0) {
+  if (c.pricesCrossings() && (p & (p - 1)) == 0 && (n & (n - 1)) == 0 && p % n == 0 && root % n == 0) {
     return c.crossing(mask >= n ? 1.0 : 0.0);
   }
-  return butterflyRound(c, p, mask, [](int) { return 1.0; });
+  return butterflyRound(c, p, mask, [](int) { return 1.0; }, root);
 }
 
 }  // namespace strata

@@ -13,7 +13,7 @@ void build(PlanBuilder& b, const CollectiveArgs& a, const Group& g, const BuildO
 }
 
 double cost(const CollectiveArgs& a, int p, const LinkCost& c) {
-  return binomialTreeTime(p, c, callBytes(a));
+  return binomialTreeTime(p, c, callBytes(a), 0, a.root);
 }
 
 }  // namespace

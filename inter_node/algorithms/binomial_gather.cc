@@ -59,7 +59,7 @@ void build(PlanBuilder& b, const CollectiveArgs& a, const Group& g, const BuildO
 
 double cost(const CollectiveArgs& a, int p, const LinkCost& c) {
   const double m = callBytes(a) * p;
-  return binomialSpreadTime(p, c, m) + c.copy * m / p;  // the root's own block: a copy
+  return binomialSpreadTime(p, c, m, a.root) + c.copy * m / p;  // the root's own block: a copy
 }
 
 }  // namespace

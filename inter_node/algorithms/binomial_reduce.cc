@@ -18,7 +18,7 @@ void build(PlanBuilder& b, const CollectiveArgs& a, const Group& g, const BuildO
 
 double cost(const CollectiveArgs& a, int p, const LinkCost& c) {
   const double m = callBytes(a);
-  return binomialTreeTime(p, c, m, m);
+  return binomialTreeTime(p, c, m, m, a.root);
 }
 
 }  // namespace

@@ -64,7 +64,7 @@ void build(PlanBuilder& b, const CollectiveArgs& a, const Group& g, const BuildO
 
 double cost(const CollectiveArgs& a, int p, const LinkCost& c) {
   const double m = callBytes(a) * p;
-  return binomialSpreadTime(p, c, m);
+  return binomialSpreadTime(p, c, m, a.root);
 }
 
 }  // namespace

@@ -25,7 +25,7 @@ void build(PlanBuilder& b, const CollectiveArgs& a, const Group& g, const BuildO
 
 double cost(const CollectiveArgs& a, int p, const LinkCost& c) {
   const double m = callBytes(a);
-  return (p - 1) * (c.alpha + c.beta * m / p) + (p - 1.0) / p * c.gamma * m + binomialSpreadTime(p, c, m);
+  return (p - 1) * (c.alpha + c.beta * m / p) + (p - 1.0) / p * c.gamma * m + binomialSpreadTime(p, c, m, a.root);
 }
 
 }  // namespace

@@ -27,7 +27,7 @@ void build(PlanBuilder& b, const CollectiveArgs& a, const Group& g, const BuildO
 
 double cost(const CollectiveArgs& a, int p, const LinkCost& c) {
   const double m = callBytes(a);
-  return binomialSpreadTime(p, c, m) + (p - 1) * (c.alpha + c.beta * m / p);
+  return binomialSpreadTime(p, c, m, a.root) + (p - 1) * (c.alpha + c.beta * m / p);
 }
 
 }  // namespace

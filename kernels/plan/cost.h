@@ -284,33 +284,52 @@ inline LinkCost broadcastRoundsLink(const LinkCost& c, int p, double blocks, dou
   if (p <= 1 || rounds <= 0) return c;
   return receiving(c, std::min(p - 1.0, (p - 1.0) * copies * blocks / rounds), p);
 }
-// Round r (from 0) of a binomial tree on p ranks has 2^r messages in flight, so 2^r receivers:
-// its costs.
-inline LinkCost binomialRound(const LinkCost& c, int r, int p) {
+// Round r (from 0) of a binomial tree on p members: its messages join members v and v + h,
+// h = span / 2^(r+1) (span the smallest power of two >= p), v a multiple of 2h with v + h < p
+// (inter_node/algorithms/binomial_tree.cc; a broadcast sends them in this order, a reduce in the
+// reverse, the same rounds): 2^r of them where p is a power of two, fewer elsewhere (on 24 ranks 1,
+// 1, 3, 6, 12), each a receiver busy: its costs at that share. Member v is rank (v + root) mod p
+// (the rooted collectives rotate their group): where the level prices crossings between nodes
+// (LinkCost::crossing), at the fraction of the round's messages whose ranks are on different nodes
+// (a tree from rank 0 on nodes of 8: its first rounds cross, its last 3 stay in).
+inline LinkCost binomialRound(const LinkCost& c, int r, int p, int root = 0) {
   if (p <= 1 || r >= 30) return c;
-  return receiving(c, static_cast<double>(1 << r), p);
+  int span = 1;
+  while (span < p) span <<= 1;
+  const int h = span >> (r + 1);
+  if (h == 0) return c;
+  const int messages = (p - h + 2 * h - 1) / (2 * h);
+  const LinkCost k = receiving(c, messages, p);
+  if (!k.pricesCrossings()) return k;
+  const int n = k.coreNodeRanks;
+  int crossing = 0;
+  for (int v = 0; v + h < p; v += 2 * h) crossing += (v + root) % p / n != (v + h + root) % p / n;
+  return k.crossing(static_cast<double>(crossing) / messages);
 }
 // A binomial broadcast's or reduce's ceil(log2 p) rounds, each moving `bytes` and reducing
 // `reduced`, at the costs of the share each keeps busy:
 //   sum over r of (alpha_r + beta_r bytes + gamma_r reduced) = ceil(log2 p)(alpha + beta bytes + gamma reduced)
-inline double binomialTreeTime(int p, const LinkCost& c, double bytes, double reduced = 0) {
+inline double binomialTreeTime(int p, const LinkCost& c, double bytes, double reduced = 0, int root = 0) {
   double t = 0;
   for (int r = 0; r < ceilLog2(p); ++r) {
-    const LinkCost k = binomialRound(c, r, p);
+    const LinkCost k = binomialRound(c, r, p, root);
     t += k.alpha + k.beta * bytes + k.gamma * reduced;
   }
   return t;
 }
-// A binomial scatter's or gather's rounds: the root sends (receives) (p-1)/p of the m bytes, half
-// of it in the round that keeps 2 ranks busy, a quarter in the one that keeps 4 busy, ...:
-//   sum over r of (alpha_r + beta_r share_r (p-1)/p m) = ceil(log2 p) alpha + (p-1)/p beta m
-inline double binomialSpreadTime(int p, const LinkCost& c, double m) {
-  const int rounds = ceilLog2(p);
-  double t = 0, whole = 0;
-  for (int r = 0; r < rounds; ++r) whole += std::ldexp(1.0, -(r + 1));
-  for (int r = 0; r < rounds; ++r) {
-    const LinkCost k = binomialRound(c, r, p);
-    t += k.alpha + k.beta * (p - 1.0) / p * m * std::ldexp(1.0, -(r + 1)) / whole;
+// A binomial scatter's or gather's rounds: the root sends (receives) (p-1)/p of the m bytes, its
+// round r message the subtree of member h = span / 2^(r+1), min(h, p - h) of the p blocks (half of
+// them in the round that keeps 2 ranks busy, a quarter in the one that keeps 4 busy, ... where p
+// is a power of two; on 24 ranks a third, a third, a sixth, ...):
+//   sum over r of (alpha_r + beta_r min(h, p - h) m / p) = ceil(log2 p) alpha + (p-1)/p beta m
+inline double binomialSpreadTime(int p, const LinkCost& c, double m, int root = 0) {
+  int span = 1;
+  while (span < p) span <<= 1;
+  double t = 0;
+  for (int r = 0; r < ceilLog2(p); ++r) {
+    const int h = span >> (r + 1);
+    const LinkCost k = binomialRound(c, r, p, root);
+    t += k.alpha + k.beta * std::min(h, p - h) * m / p;
   }
   return t;
 }
