@@ -22,19 +22,32 @@ namespace {
 struct Event {
   double time;
   uint64_t seq;  // equal times in the order they were scheduled
-  int rank;
+  int rank;      // -(k + 1): the k-th copy within a node (Timeline::rendezvous)
   StepId step;
   bool operator>(const Event& o) const { return time != o.time ? time > o.time : seq > o.seq; }
 };
 
-// One direction of one NIC: the intervals it carries a message in, disjoint and in order. A message
-// takes the earliest gap, from the time it is ready, in which its sender's NIC and its receiver's
-// are both free, so a message booked far ahead (a root's sends queued behind each other, each
-// holding its receiver's NIC for its turn) leaves the gaps before it to messages ready sooner. With
-// one free-from time per NIC instead, a hypercube broadcast on 4 nodes of one NIC took twice its
-// M - 1 + log p rounds, every rank's second dimension waiting behind its first.
-class NicTimeline {
+// Something that does one thing at a time, as the intervals it is busy, disjoint and in order: one
+// direction of one NIC carrying a message, a rank's core making a copy or a reduction. Work takes
+// the earliest gap, from the time it is ready, in which it fits (a message: in which its sender's
+// NIC and its receiver's are both free), so work booked far ahead leaves the gaps before it to
+// work ready sooner. With one free-from time per NIC instead, a hypercube broadcast on 4 nodes of
+// one NIC took twice its M - 1 + log p rounds, every rank's second dimension waiting behind its
+// first; with one per rank's core, a two-tree reduce on one node of 8 took 1.47x the broadcast's
+// time, its reduction of each block (ready at once) waiting behind the copy of the next block,
+// which had been booked from its rendezvous's latency on.
+class SerialTimeline {
  public:
+  // The earliest time from `t` at which it is free for `w` seconds.
+  double firstGap(double t, double w) const {
+    for (;;) {
+      const double next = clearFrom(t, w);
+      if (next == t) return t;
+      t = next;
+    }
+  }
+  // When the last of its bookings ends (0: none left).
+  double lastEnd() const { return busy_.empty() ? 0.0 : busy_.rbegin()->second; }
   // The end of a busy interval that overlaps [begin, begin + w), or begin where none does.
   double clearFrom(double begin, double w) const {
     auto it = busy_.upper_bound(begin);
@@ -105,7 +118,7 @@ class CoreTimeline {
 
 // The earliest time from `t` at which both NIC directions are free for `w` seconds, and the core
 // (where there is one) has a slot free as long.
-double firstCommonGap(const NicTimeline& a, const NicTimeline& b, const CoreTimeline* core, double t, double w) {
+double firstCommonGap(const SerialTimeline& a, const SerialTimeline& b, const CoreTimeline* core, double t, double w) {
   for (;;) {
     double next = b.clearFrom(a.clearFrom(t, w), w);
     if (core != nullptr) next = core->clearFrom(next, w);
@@ -133,7 +146,7 @@ struct RankRun {
   const Plan* plan = nullptr;
   std::vector<uint32_t> remaining;
   std::vector<double> readyAt;
-  double busyUntil = 0;  // its local steps run one at a time
+  SerialTimeline cpu;  // its local steps and the copies it makes of messages within its node
   size_t done = 0;
   std::map<std::vector<int>, int> nodeOps;  // per team: node ops entered
   std::vector<double> rewritten;            // per step: bytes written after a peer read them
@@ -168,6 +181,10 @@ class Timeline {
     while (!events_.empty()) {
       const Event e = events_.top();
       events_.pop();
+      if (e.rank < 0) {
+        makeCopy(copies_[static_cast<size_t>(-e.rank - 1)], e.time);
+        continue;
+      }
       STRATA_CHECK(start(e.rank, e.step, e.time));
     }
     for (int r = 0; r < p; ++r) {
@@ -205,19 +222,11 @@ class Timeline {
   struct Transfer {
     double departure, arrival;
   };
-  // Within a node a message past the eager size is one copy made by its receiver (single-copy
-  // shared memory: the receiver reads the sender's buffer), so the receiver's core makes it after
-  // its local steps, not beside them: an allgather out of place copies its own block and then
-  // receives (2 ranks of the AMD VM at 16 MiB: 1932 us, 1227 in place; priced overlapped, the
-  // copy vanished from the simulation).
-  Transfer transfer(int src, int dst, double bytes, double t, bool receiverCopies = false) {
+  Transfer transfer(int src, int dst, double bytes, double t) {
     ++messages_;
     if (nodeOf(src) == nodeOf(dst)) {
       const double copy = bytes * m_.costs.flat.beta;
-      if (!receiverCopies) return {t + copy, t + m_.costs.flat.alpha + copy};
-      double& busy = ranks_[static_cast<size_t>(dst)].busyUntil;
-      busy = std::max(t + m_.costs.flat.alpha, busy) + copy;
-      return {busy, busy};
+      return {t + copy, t + m_.costs.flat.alpha + copy};
     }
     ++networkMessages_;
     const LinkCost& lane = m_.costs.lane;
@@ -243,6 +252,40 @@ class Timeline {
     return x;
   }
 
+  // A message past the eager size whose send and receive are both posted at `t`: its send completes
+  // when it has arrived. Within a node it is one copy made by its receiver (single-copy shared
+  // memory: the receiver reads the sender's buffer), so the receiver's core makes it among its
+  // local steps, not beside them: an allgather out of place copies its own block and then receives
+  // (2 ranks of the AMD VM at 16 MiB: 1932 us, 1227 in place; priced overlapped, the copy vanished
+  // from the simulation). The copy takes the core when the latency has passed (an event then), so
+  // the steps that became ready sooner go first: booked at `t`, ahead of them, it made the
+  // two-tree reduce on one node of 8 reduce each block a copy late (1.47x its formula).
+  void rendezvous(int src, StepId send, int dst, StepId recv, double bytes, double t) {
+    if (nodeOf(src) == nodeOf(dst)) {
+      ++messages_;
+      copies_.push_back({src, send, dst, recv, bytes});
+      events_.push(Event{t + m_.costs.flat.alpha, seq_++, -static_cast<int>(copies_.size()), 0});
+      return;
+    }
+    const double arrival = transfer(src, dst, bytes, t).arrival;
+    finishStep(src, send, arrival);
+    finishStep(dst, recv, arrival + rewriteOf(dst, recv));
+  }
+  struct CopyWithinNode {
+    int src;
+    StepId send;
+    int dst;
+    StepId recv;
+    double bytes;
+  };
+  void makeCopy(const CopyWithinNode& c, double t) {
+    SerialTimeline& cpu = ranks_[static_cast<size_t>(c.dst)].cpu;
+    const double copy = c.bytes * m_.costs.flat.beta, begin = cpu.firstGap(t, copy);
+    if (copy > 0) cpu.book(begin, begin + copy, t);
+    finishStep(c.src, c.send, begin + copy);
+    finishStep(c.dst, c.recv, begin + copy + rewriteOf(c.dst, c.recv));
+  }
+
   Channel& channel(int src, int dst, int tag) { return channels_[std::make_tuple(src, dst, tag)]; }
   // What step `s` of rank `r` pays for writing where a peer read (LinkCost::rewrite).
   double rewriteOf(int r, StepId s) const {
@@ -264,8 +307,8 @@ class Timeline {
         else if (st.kind == StepKind::kCopy) d = local_.copy * bytes;  // the flat level's (forWorkingSet)
         else d = local_.gamma * bytes;
         d += rewriteOf(r, s);
-        const double begin = std::max(t, rr.busyUntil);
-        rr.busyUntil = begin + d;
+        const double begin = rr.cpu.firstGap(t, d);
+        if (d > 0) rr.cpu.book(begin, begin + d, t);
         finishStep(r, s, begin + d);
         return Status::Ok();
       }
@@ -276,8 +319,12 @@ class Timeline {
         if (!c.recvs.empty()) {
           const Channel::Recv rv = c.recvs.front();
           c.recvs.pop_front();
-          const Transfer x = transfer(r, st.peer, bytes, t, !eager);
-          finishStep(r, s, eager ? x.departure : x.arrival);
+          if (!eager) {
+            rendezvous(r, s, st.peer, rv.step, bytes, t);
+            return Status::Ok();
+          }
+          const Transfer x = transfer(r, st.peer, bytes, t);
+          finishStep(r, s, x.departure);
           finishStep(st.peer, rv.step, x.arrival + rewriteOf(st.peer, rv.step));
         } else if (eager) {
           const Transfer x = transfer(r, st.peer, bytes, t);
@@ -299,9 +346,7 @@ class Timeline {
         if (sd.arrival >= 0) {  // eager: already on its way
           finishStep(r, s, std::max(t, sd.arrival) + rewriteOf(r, s));
         } else {
-          const double arrival = transfer(st.peer, r, static_cast<double>(st.dst.count) * es, t, true).arrival;
-          finishStep(st.peer, sd.step, arrival);
-          finishStep(r, s, arrival + rewriteOf(r, s));
+          rendezvous(st.peer, sd.step, r, s, static_cast<double>(st.dst.count) * es, t);
         }
         return Status::Ok();
       }
@@ -312,12 +357,12 @@ class Timeline {
         mt.arrived.push_back({r, s});
         mt.descs.resize(d.members.size());
         mt.descs[static_cast<size_t>(d.me)] = &d;
-        mt.begin = std::max({mt.begin, t, rr.busyUntil});
+        mt.begin = std::max({mt.begin, t, rr.cpu.lastEnd()});
         if (mt.arrived.size() < d.members.size()) return Status::Ok();
         const double end = mt.begin + nodeOpTeamCost(mt.descs, es_, m_.costs.node);
         for (const auto& [member, step] : mt.arrived) {
           const double done = end + rewriteOf(member, step);  // its outputs where a peer read
-          ranks_[static_cast<size_t>(member)].busyUntil = done;
+          if (done > mt.begin) ranks_[static_cast<size_t>(member)].cpu.book(mt.begin, done, t);
           finishStep(member, step, done);
         }
         meetings_.erase({d.members, k});
@@ -342,7 +387,8 @@ class Timeline {
   uint64_t seq_ = 0;
   std::map<std::tuple<int, int, int>, Channel> channels_;
   std::map<std::pair<std::vector<int>, int>, Meeting> meetings_;
-  std::vector<NicTimeline> tx_, rx_;
+  std::vector<SerialTimeline> tx_, rx_;
+  std::vector<CopyWithinNode> copies_;  // their events' rank: -(index + 1)
   std::vector<CoreTimeline> core_;  // one, where the machine has a core
   double finish_ = 0;
   size_t messages_ = 0, networkMessages_ = 0;

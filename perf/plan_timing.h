@@ -3,7 +3,8 @@
 //
 // A step starts when its predecessors have finished. A rank's reductions, copies and divisions run
 // one at a time (gamma per byte of output per input beyond the first; a copy moves at the node's
-// beta). A message between ranks of one node costs the flat level's alpha + m beta; between nodes the
+// beta), with the copies it makes of messages from its node, each in the earliest gap from when it
+// is ready. A message between ranks of one node costs the flat level's alpha + m beta; between nodes the
 // lane's alpha + m beta, and its bytes also pass the sender's NIC and the receiver's, each direction
 // of each NIC carrying one message at a time at machine.nic_bandwidth: the ranks of a node that
 // share a NIC contend for it, as lanes do. With machine.core_bandwidth, every message between nodes

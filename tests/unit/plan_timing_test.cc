@@ -540,6 +540,47 @@ TEST(PlanTiming, AMessageWithinANodeIsCopiedByItsReceiverAfterItsLocalSteps) {
   EXPECT_NEAR(r.simulated / r.formula, 1.0, 0.01) << "simulated " << r.simulated << " s, formula " << r.formula;
 }
 
+// A rank's core makes its copies of messages within its node and its reductions one at a time,
+// each in the earliest gap from when it is ready. Rank 1 receives a block from rank 0 and then,
+// its receive posted once the first is in, one from rank 2, and reduces the first block as soon as
+// it is in: the second copy, booked first, starts only after its latency, and the reduction
+// (0.4 us, within that 1 us) runs in the gap before it. Queued behind the copy instead, the
+// reduction of every block of the two-tree reduce on one node of 8 waited a copy longer: 1.47x
+// its formula, which it now simulates to within 0.1%.
+TEST(PlanTiming, AReductionReadyNowRunsBeforeACopyStillInItsLatency) {
+  const LinkCost c{1e-6, 1e-9, 1e-10};  // 1000 floats: a copy of 4 us, a reduction of 0.4 us
+  Machine m = machine(1, 3, c, c);
+  m.eagerBytes = 0;
+  std::vector<Plan> plans(3);
+  {
+    PlanBuilder b(&plans[1]);
+    const Slice first = b.scratch(1000), second = b.scratch(1000);
+    const StepId got = b.recv(0, first, 1);
+    b.recv(2, second, 1, {got});
+    b.reduce(Slice{BufferId::kRecv, 0, 1000}, {Slice{BufferId::kSend, 0, 1000}, first});
+    b.finish();
+  }
+  for (int r : {0, 2}) {
+    PlanBuilder b(&plans[static_cast<size_t>(r)]);
+    b.send(1, Slice{BufferId::kSend, 0, 1000}, 1);
+    b.finish();
+  }
+  PlanTiming t;
+  ASSERT_TRUE(timePlans(plans, m, 4, &t).ok());
+  EXPECT_NEAR(t.seconds, 10e-6, 1e-12) << "the copies at [1, 5) and [6, 10) us, the reduction at [5, 5.4)";
+
+  const LinkCost h{1e-6, 1.0 / 10e9, 1.0 / 100e9};
+  CollectiveArgs a;
+  a.coll = Collective::kReduce;
+  a.count = size_t{1} << 24;  // 64 MiB
+  a.commSize = 8;
+  Machine node = machine(1, 8, h, h);
+  node.eagerBytes = 0;
+  SimulatedAndPriced r;
+  ASSERT_TRUE(simulateFlat(a, "two_tree", node, h, &r));
+  EXPECT_NEAR(r.simulated / r.formula, 1.0, 0.02) << "simulated " << r.simulated << " s, formula " << r.formula;
+}
+
 // The alltoall, shift and gather formulas count the copies their plans make within the rank (the
 // own block, the packing of Bruck's and the ring's packets, a shift by 0, the gather's root's own
 // block); a scatter's root copies its own block while its child receives. On one node of 2 whose
