@@ -34,8 +34,8 @@ struct Event {
 // work ready sooner. With one free-from time per NIC instead, a hypercube broadcast on 4 nodes of
 // one NIC took twice its M - 1 + log p rounds, every rank's second dimension waiting behind its
 // first; with one per rank's core, a two-tree reduce on one node of 8 took 1.47x the broadcast's
-// time, its reduction of each block (ready at once) waiting behind the copy of the next block,
-// which had been booked from its rendezvous's latency on.
+// time, its reduction of each block waiting behind the copy of the next block, booked as soon as
+// both sides of that message were posted (Timeline::rendezvous now books it when it can start).
 class SerialTimeline {
  public:
   // The earliest time from `t` at which it is free for `w` seconds.
