@@ -182,7 +182,9 @@ class Timeline {
       const Event e = events_.top();
       events_.pop();
       if (e.rank < 0) {
-        makeCopy(copies_[static_cast<size_t>(-e.rank - 1)], e.time);
+        const size_t k = static_cast<size_t>(-e.rank - 1);
+        makeCopy(copies_[k], e.time);
+        freeCopies_.push_back(k);  // its slot, for the next copy
         continue;
       }
       STRATA_CHECK(start(e.rank, e.step, e.time));
@@ -263,8 +265,15 @@ class Timeline {
   void rendezvous(int src, StepId send, int dst, StepId recv, double bytes, double t) {
     if (nodeOf(src) == nodeOf(dst)) {
       ++messages_;
-      copies_.push_back({src, send, dst, recv, bytes});
-      events_.push(Event{t + m_.costs.flat.alpha, seq_++, -static_cast<int>(copies_.size()), 0});
+      size_t k = copies_.size();
+      if (freeCopies_.empty()) {
+        copies_.push_back({src, send, dst, recv, bytes});
+      } else {
+        k = freeCopies_.back();
+        freeCopies_.pop_back();
+        copies_[k] = {src, send, dst, recv, bytes};
+      }
+      events_.push(Event{t + m_.costs.flat.alpha, seq_++, -static_cast<int>(k) - 1, 0});
       return;
     }
     const double arrival = transfer(src, dst, bytes, t).arrival;
@@ -388,7 +397,8 @@ class Timeline {
   std::map<std::tuple<int, int, int>, Channel> channels_;
   std::map<std::pair<std::vector<int>, int>, Meeting> meetings_;
   std::vector<SerialTimeline> tx_, rx_;
-  std::vector<CopyWithinNode> copies_;  // their events' rank: -(index + 1)
+  std::vector<CopyWithinNode> copies_;  // those under way; their events' rank: -(index + 1)
+  std::vector<size_t> freeCopies_;      // slots of copies_ made already
   std::vector<CoreTimeline> core_;  // one, where the machine has a core
   double finish_ = 0;
   size_t messages_ = 0, networkMessages_ = 0;

@@ -294,11 +294,9 @@ inline LinkCost broadcastRoundsLink(const LinkCost& c, int p, double blocks, dou
 // (a tree from rank 0 on nodes of 8: its first rounds cross, its last 3 stay in).
 inline LinkCost binomialRound(const LinkCost& c, int r, int p, int root = 0) {
   if (p <= 1 || r >= 30) return c;
-  int span = 1;
-  while (span < p) span <<= 1;
-  const int h = span >> (r + 1);
+  const int h = (1 << ceilLog2(p)) >> (r + 1);
   if (h == 0) return c;
-  const int messages = (p - h + 2 * h - 1) / (2 * h);
+  const int messages = (p + h - 1) / (2 * h);  // the v < p - h that are multiples of 2h
   const LinkCost k = receiving(c, messages, p);
   if (!k.pricesCrossings()) return k;
   const int n = k.coreNodeRanks;
@@ -323,11 +321,10 @@ inline double binomialTreeTime(int p, const LinkCost& c, double bytes, double re
 // is a power of two; on 24 ranks a third, a third, a sixth, ...):
 //   sum over r of (alpha_r + beta_r min(h, p - h) m / p) = ceil(log2 p) alpha + (p-1)/p beta m
 inline double binomialSpreadTime(int p, const LinkCost& c, double m, int root = 0) {
-  int span = 1;
-  while (span < p) span <<= 1;
+  const int rounds = ceilLog2(p);
   double t = 0;
-  for (int r = 0; r < ceilLog2(p); ++r) {
-    const int h = span >> (r + 1);
+  for (int r = 0; r < rounds; ++r) {
+    const int h = 1 << (rounds - r - 1);
     const LinkCost k = binomialRound(c, r, p, root);
     t += k.alpha + k.beta * std::min(h, p - h) * m / p;
   }

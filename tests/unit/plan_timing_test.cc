@@ -30,6 +30,16 @@ Machine machine(int nodes, int ppn, LinkCost lane, LinkCost node = LinkCost{0, 0
   return m;
 }
 
+// `nodes` nodes of 8 ranks, each rank behind its own NIC of 10 GB/s, every level at c; behind a
+// core of 1/taper of all the NICs' bandwidth (taper 0: a non-blocking core).
+Machine nodesOfEight(int nodes, const LinkCost& c, double taper = 0) {
+  Machine m = machine(nodes, 8, c, c);
+  m.nicsPerNode = 8;
+  m.nicBandwidth = 10e9;
+  m.coreBandwidth = taper > 0 ? nodes * 8 * 10e9 / taper : 0;
+  return m;
+}
+
 // Four nodes of one rank behind NICs of 1 GB/s, every message a rendezvous: the hand-built plans
 // whose NIC and core bookings have closed forms.
 Machine fourRendezvousNodes(LinkCost lane, LinkCost node = LinkCost{0, 0, 0}) {
@@ -199,10 +209,7 @@ TEST(PlanTiming, ATaperedCoreSlowsARingAsItsFormulaSays) {
 // and pay twice; a ring's rounds cross from one rank of each node. Each formula as simulated.
 TEST(PlanTiming, AFlatRoundPaysTheCoreForTheMessagesThatCrossIt) {
   const LinkCost c{1e-6, 1.0 / 10e9, 1.0 / 100e9};
-  Machine m = machine(4, 8, c, c);
-  m.nicsPerNode = 8;
-  m.nicBandwidth = 10e9;
-  m.coreBandwidth = 32 * 10e9 / 2;
+  Machine m = nodesOfEight(4, c, 2);
   ASSERT_EQ(m.coreSlots(), 16);
   const LinkCost flat = m.formulaCosts().flat;
   EXPECT_EQ(flat.coreNodeRanks, 8);
@@ -256,11 +263,7 @@ TEST(PlanTiming, AFlatRoundPaysTheCoreForTheMessagesThatCrossIt) {
 // their nodes from root 0, and fewer from root 5 (1.3x).
 TEST(PlanTiming, APipelinedTreePaysTheCoreForItsEdgesBetweenNodes) {
   const LinkCost c{1e-6, 1.0 / 10e9, 1.0 / 100e9};
-  Machine open = machine(4, 8, c, c);
-  open.nicsPerNode = 8;
-  open.nicBandwidth = 10e9;
-  Machine tapered = open;
-  tapered.coreBandwidth = 32 * 10e9 / 4;
+  const Machine open = nodesOfEight(4, c), tapered = nodesOfEight(4, c, 4);
   ASSERT_EQ(tapered.coreSlots(), 8);
   CollectiveArgs a;
   a.count = size_t{1} << 24;  // 64 MiB
@@ -295,11 +298,7 @@ TEST(PlanTiming, APipelinedTreePaysTheCoreForItsEdgesBetweenNodes) {
 TEST(PlanTiming, AHypercubeBroadcastPaysTheCoreForItsAverageCrossings) {
   const LinkCost c{1e-6, 1.0 / 10e9, 1.0 / 100e9};
   for (int nodes : {4, 8}) {
-    Machine open = machine(nodes, 8, c, c);
-    open.nicsPerNode = 8;
-    open.nicBandwidth = 10e9;
-    Machine tapered = open;
-    tapered.coreBandwidth = nodes * 8 * 10e9 / 4;
+    const Machine open = nodesOfEight(nodes, c), tapered = nodesOfEight(nodes, c, 4);
     CollectiveArgs a;
     a.coll = Collective::kBroadcast;
     a.count = size_t{1} << 24;  // 64 MiB
@@ -330,10 +329,7 @@ TEST(PlanTiming, AHypercubeBroadcastPaysTheCoreForItsAverageCrossings) {
 // share of 1.5 NICs' bandwidth prices 2: within 15%.
 TEST(PlanTiming, ABinomialRoundPaysTheCoreForTheMessagesItHas) {
   const LinkCost c{1e-6, 1.0 / 10e9, 1.0 / 100e9};
-  Machine m = machine(3, 8, c, c);
-  m.nicsPerNode = 8;
-  m.nicBandwidth = 10e9;
-  m.coreBandwidth = 24 * 10e9 / 16;
+  const Machine m = nodesOfEight(3, c, 16);
   ASSERT_EQ(m.coreSlots(), 1);
   CollectiveArgs a;
   a.count = size_t{1} << 24;  // 64 MiB
