@@ -1,4 +1,5 @@
 // Options, errors, devices and counters: the simulator's small shared pieces.
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -6,6 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <thread>
 
 #include "sim.h"
 
@@ -38,6 +40,12 @@ thread_local int tDevice = 0;
 const auto gStart = std::chrono::steady_clock::now();
 
 }  // namespace
+
+void preciseSleep(unsigned us) {
+  prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
+  std::this_thread::sleep_for(std::chrono::microseconds(us));
+  prctl(PR_SET_TIMERSLACK, 0UL, 0, 0, 0);  // 0: the thread's default slack
+}
 
 const Options& options() {
   static const Options o = [] {

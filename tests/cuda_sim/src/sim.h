@@ -57,6 +57,12 @@ const Options& options();
 // EAGER, cost nothing. `what` names the use.
 cudaError_t loadKernel(const void* kernel, int device, const char* name, const char* what);
 
+// Sleeps `us` microseconds with a timer slack of 1 us (a stream's start jitter), where Linux's
+// default of 50 us would stretch each such sleep to some 60 us. The thread's slack is restored
+// after: the simulator's polling sleeps (a block in __nanosleep, a wait-value) keep the default,
+// which spares the cores the simulated ranks share with them.
+void preciseSleep(unsigned us);
+
 // ---- Errors ------------------------------------------------------------------------------------
 // Sets the calling thread's last error (cudaGetLastError) and returns `code`.
 cudaError_t fail(cudaError_t code, const char* fmt, ...) __attribute__((format(printf, 2, 3)));

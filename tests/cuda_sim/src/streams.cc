@@ -95,7 +95,7 @@ void workerLoop(CUstream_st* s) {
     }
     if (options().jitterMicros > 0) {
       const unsigned us = rng() % (options().jitterMicros + 1);
-      if (us > 0) std::this_thread::sleep_for(std::chrono::microseconds(us));
+      if (us > 0) preciseSleep(us);
     }
     // After a sticky error the device runs nothing more; waits still complete, so no host hangs.
     if (op->kind == Op::kWaitValue) {
