@@ -23,6 +23,7 @@ cuobjdump and nvdisasm are found on PATH, or in the directory --find-tools print
 toolkit lacks them).
 """
 import argparse
+import concurrent.futures
 import os
 import re
 import subprocess
@@ -198,10 +199,13 @@ def main():
           ", ".join(f"{name} = {n} ({pattern})" for pattern, n, name in geometry))
     print(f"{'kernel':<60} {'regs':>4} {'smem':>5} {'stack':>5} {'spill':>5} {'blocks/SM':>9}  "
           "vector loops: global accesses by width")
-    for obj in args.objects:
+    def read(obj):  # the three tools per object, the objects on every core at once
         usage = resource_usage(obj)
-        sass = sass_functions(obj) if usage else {}
-        spills = ptxas_report(obj) if usage else {}
+        return usage, (sass_functions(obj) if usage else {}), (ptxas_report(obj) if usage else {})
+
+    with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+        reports = list(pool.map(read, args.objects))
+    for usage, sass, spills in reports:
         names = demangle(sorted(usage))
         for mangled in sorted(usage):
             u, name = usage[mangled], names[mangled]
