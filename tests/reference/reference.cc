@@ -18,8 +18,9 @@ namespace {
 
 bool isUnsignedType(strataDataType_t t) { return t == strataUint8 || t == strataUint32 || t == strataUint64; }
 
-// What the oracle needs of a type, looked up once per buffer rather than once per element (the MPI
-// matrix's 1 MiB cases on 8 ranks evaluate tens of millions of elements per call).
+// What the oracle needs of a type, looked up once per buffer filled or element reduced rather than
+// once per rank per element (the MPI matrix's 1 MiB cases on 8 ranks evaluate tens of millions of
+// elements per call).
 struct Kind {
   bool floating;
   bool isUnsigned;
@@ -28,7 +29,7 @@ struct Kind {
 Kind kindOf(strataDataType_t t) { return {isFloat(t), isUnsignedType(t), static_cast<int>(typeSize(t)) * 8}; }
 
 // Integers wrap modulo 2^bits like two's complement storage. The values are whole numbers far
-// inside int64's range (wrapped partials times inputs of at most 16), so the residue is the low
+// inside int64's range (wrapped partials times or plus inputs below 100 in magnitude), so the residue is the low
 // bits of their two's complement.
 double wrapTo(const Kind& k, double v) {
   if (k.floating || k.bits == 64) return v;
