@@ -7,7 +7,9 @@
 #   tests/mpi4py/mpi4py_suite.sh BUILD_DIR        (scripts/test.sh runs it after ctest)
 #
 # mpi4py is built once per machine from its source package (PyPI), against the system's Open MPI,
-# into ${STRATA_CACHE:-~/.cache/strata}/mpi4py-VERSION (about 6 minutes on 2 cores); later runs reuse it.
+# into ${STRATA_CACHE:-~/.cache/strata}/mpi4py-VERSION; later runs reuse it. Its extension is one
+# Cython-generated C file that takes some 6 minutes to optimise on 2 cores and 35 s to compile at -O0;
+# the tests time nothing and the interpreter dominates their run, so it is built at -O0.
 #
 # The test files: test_cco_buf (every buffer collective: types, ops, sizes, roots, in place),
 # test_cco_vec (the v-variants, with counts and displacements), test_cco_obj (the pickle-based
@@ -40,7 +42,7 @@ open(out, "wb").write(data)
 EOF
   tar -xzf "$cache/mpi4py.tar.gz" -C "$cache"
   "$python" -m venv "$cache/venv"
-  MPICC=mpicc "$cache/venv/bin/pip" install --quiet --no-binary mpi4py "$cache/mpi4py-$version"
+  MPICC=mpicc CFLAGS="-O0 -g0" "$cache/venv/bin/pip" install --quiet --no-binary mpi4py "$cache/mpi4py-$version"
   touch "$cache/.built"
 fi
 py="$cache/venv/bin/python"
