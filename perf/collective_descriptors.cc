@@ -103,7 +103,7 @@ void prepareCheck(const CollectiveDescriptor& d, const CallShape& s, const CallA
     case Collective::kAllReduce:
     case Collective::kReduce:
       fillInput(a.type, a.op, rank, input, 0, s.count, seed);
-      for (size_t i = 0; i < s.count; ++i) writeValue(a.type, b.expected.data(), i, reduceReference(a.type, a.op, n, i, seed));
+      fillReduced(a.type, a.op, n, b.expected.data(), 0, s.count, seed);
       break;
     case Collective::kBroadcast:
       if (rank == a.root) fillInput(a.type, a.op, rank, input, 0, s.count, seed);
@@ -115,9 +115,7 @@ void prepareCheck(const CollectiveDescriptor& d, const CallShape& s, const CallA
       break;
     case Collective::kReduceScatter:
       fillInput(a.type, a.op, rank, input, 0, s.sendElems, seed);
-      for (size_t i = 0; i < s.count; ++i) {
-        writeValue(a.type, b.expected.data(), i, reduceReference(a.type, a.op, n, static_cast<size_t>(rank) * s.count + i, seed));
-      }
+      fillReduced(a.type, a.op, n, b.expected.data(), static_cast<size_t>(rank) * s.count, s.count, seed);
       break;
     case Collective::kGather:
       fillInput(a.type, a.op, rank, input, 0, s.count, seed);

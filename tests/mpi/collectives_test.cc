@@ -58,7 +58,7 @@ std::string runAndCheck(strataComm_t comm, const CallCase& c) {
       GuardedBuffer send(n * es), recv(n * es);
       std::vector<unsigned char> want(n * es), input(n * es);
       fillInput(c.type, c.op, me, input.data(), 0, n, c.seed);
-      for (size_t i = 0; i < n; ++i) writeValue(c.type, want.data(), i, reduceReference(c.type, c.op, p, i, c.seed));
+      fillReduced(c.type, c.op, p, want.data(), 0, n, c.seed);
       if (c.inPlace) {
         copyBytes(recv.data(), input.data(), n * es);
         rc = onDevice({&send, &recv}, [&](const Translate& X, cudaStream_t st) {
@@ -101,7 +101,7 @@ std::string runAndCheck(strataComm_t comm, const CallCase& c) {
       GuardedBuffer send(n * es), recv(n * es, 0xEE);
       std::vector<unsigned char> want(n * es), input(n * es), untouched(n * es, 0xEE);
       fillInput(c.type, c.op, me, input.data(), 0, n, c.seed);
-      for (size_t i = 0; i < n; ++i) writeValue(c.type, want.data(), i, reduceReference(c.type, c.op, p, i, c.seed));
+      fillReduced(c.type, c.op, p, want.data(), 0, n, c.seed);
       if (c.inPlace) {
         copyBytes(recv.data(), input.data(), n * es);
         rc = onDevice({&send, &recv}, [&](const Translate& X, cudaStream_t st) {
@@ -145,9 +145,7 @@ std::string runAndCheck(strataComm_t comm, const CallCase& c) {
       GuardedBuffer send(np * es), recv(n * es);
       std::vector<unsigned char> want(n * es), input(np * es);
       fillInput(c.type, c.op, me, input.data(), 0, np, c.seed);
-      for (size_t i = 0; i < n; ++i) {
-        writeValue(c.type, want.data(), i, reduceReference(c.type, c.op, p, static_cast<size_t>(me) * n + i, c.seed));
-      }
+      fillReduced(c.type, c.op, p, want.data(), static_cast<size_t>(me) * n, n, c.seed);
       copyBytes(send.data(), input.data(), np * es);
       if (c.inPlace) {
         char* mine = static_cast<char*>(send.data()) + static_cast<size_t>(me) * n * es;
@@ -247,7 +245,7 @@ std::string runAndCheck(strataComm_t comm, const CallCase& c) {
       if (ex && me == 0) {
         want = c.inPlace ? input : std::vector<unsigned char>(n * es, 0xEE);  // rank 0: untouched
       } else {
-        for (size_t i = 0; i < n; ++i) writeValue(c.type, want.data(), i, reduceRange(c.type, c.op, 0, ex ? me - 1 : me, i, c.seed));
+        fillReduced(c.type, c.op, ex ? me : me + 1, want.data(), 0, n, c.seed);  // ranks 0..me (-1); no avg here
       }
       if (c.inPlace) {
         copyBytes(recv.data(), input.data(), n * es);

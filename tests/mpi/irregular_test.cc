@@ -174,7 +174,7 @@ TEST_P(IrregularMatrix, ExactWithUnevenCountsAndGaps) {
               GuardedBuffer send(total * es), recv(mine * es);
               std::vector<unsigned char> want(mine * es);
               fillInput(t, op, me, send.data(), 0, total, seed);
-              for (size_t i = 0; i < mine; ++i) writeValue(t, want.data(), i, reduceReference(t, op, p, prefix + i, seed));
+              fillReduced(t, op, p, want.data(), prefix, mine, seed);
               void* out = inPlace ? static_cast<char*>(send.data()) + prefix * es : recv.data();
               rc = strataReduceScatterv(send.data(), out, L.counts.data(), t, op, comm, nullptr);
               if (rc == strataSuccess) check(out, want.data(), mine, "recvbuff");

@@ -1,5 +1,6 @@
 #include "tests/reference/reference.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <sstream>
@@ -28,17 +29,6 @@ struct Kind {
 };
 Kind kindOf(strataDataType_t t) { return {isFloat(t), isUnsignedType(t), static_cast<int>(typeSize(t)) * 8}; }
 
-// Integers wrap modulo 2^bits like two's complement storage. The values are whole numbers far
-// inside int64's range (wrapped partials times or plus inputs below 100 in magnitude), so the residue is the low
-// bits of their two's complement.
-double wrapTo(const Kind& k, double v) {
-  if (k.floating || k.bits == 64) return v;
-  const uint64_t mod = uint64_t{1} << k.bits;
-  const uint64_t w = static_cast<uint64_t>(static_cast<int64_t>(v)) & (mod - 1);
-  if (!k.isUnsigned && w >= mod / 2) return static_cast<double>(static_cast<int64_t>(w) - static_cast<int64_t>(mod));
-  return static_cast<double>(w);
-}
-
 uint32_t mix(uint32_t x) {
   x ^= x >> 16;
   x *= 0x7feb352dU;
@@ -48,49 +38,90 @@ uint32_t mix(uint32_t x) {
   return x;
 }
 
-}  // namespace
+constexpr size_t kFoldBlock = 1024;  // elements foldRanks takes at once
 
-namespace {
+uint32_t hashOf(int rank, size_t i, unsigned seed) {
+  return mix(static_cast<uint32_t>(i) * 2654435761U ^ static_cast<uint32_t>(rank) * 40503U ^ seed);
+}
 
-double inputOf(const Kind& k, strataRedOp_t op, int rank, size_t i, unsigned seed) {
-  const uint32_t h = mix(static_cast<uint32_t>(i) * 2654435761U ^ static_cast<uint32_t>(rank) * 40503U ^ seed);
-  switch (op) {
-    case strataProd: {
-      if (k.floating) {
-        static const double kF[4] = {1, -1, 2, 1};
-        return kF[h % 4];
-      }
-      return k.isUnsigned ? 1 + h % 3 : static_cast<double>(static_cast<int>(h % 4)) - 1;  // {-1,0,1,2}
+// Every input is a small whole number in every type, so the oracle computes in int64: sums and
+// products in its wrapping (unsigned) arithmetic, whose low bits are those of the element type's
+// wrapping sums and products, and exact for the floating types (sums below 2^53; products of 1, -1
+// and 2 exact in int64 up to 62 ranks). inputsOf writes those of elements [first, first + n).
+void inputsOf(const Kind& k, strataRedOp_t op, int rank, size_t first, size_t n, unsigned seed, int64_t* out) {
+  uint32_t h[kFoldBlock];
+  for (size_t done = 0; done < n; done += kFoldBlock) {
+    const size_t m = std::min(kFoldBlock, n - done);
+    for (size_t j = 0; j < m; ++j) h[j] = hashOf(rank, first + done + j, seed);  // vectorised
+    int64_t* o = out + done;
+    const bool u = k.isUnsigned;
+    switch (op) {
+      case strataProd:
+        if (k.floating) {
+          static const int64_t kF[4] = {1, -1, 2, 1};
+          for (size_t j = 0; j < m; ++j) o[j] = kF[h[j] % 4];
+        } else if (u) {
+          for (size_t j = 0; j < m; ++j) o[j] = 1 + h[j] % 3;
+        } else {
+          for (size_t j = 0; j < m; ++j) o[j] = static_cast<int64_t>(h[j] % 4) - 1;  // {-1,0,1,2}
+        }
+        break;
+      case strataMax:
+      case strataMin:
+        for (size_t j = 0; j < m; ++j) o[j] = static_cast<int64_t>(h[j] % 100) - (u ? 0 : 50);
+        break;
+      default:
+        for (size_t j = 0; j < m; ++j) o[j] = static_cast<int64_t>(h[j] % 16) - (u ? 0 : 8);
+        break;
     }
-    case strataMax:
-    case strataMin: return k.isUnsigned ? h % 100 : static_cast<double>(static_cast<int>(h % 100)) - 50;
-    default: return k.isUnsigned ? h % 16 : static_cast<double>(static_cast<int>(h % 16)) - 8;
   }
 }
 
-}  // namespace
-
-double inputValue(strataDataType_t t, strataRedOp_t op, int rank, size_t i, unsigned seed) {
-  return inputOf(kindOf(t), op, rank, i, seed);
+// The element type's value of a whole number: integers wrapped modulo 2^bits like two's complement
+// storage (signed or not as the type), floating types as they are.
+double valueOf(const Kind& k, int64_t v) {
+  if (k.floating) return static_cast<double>(v);
+  const uint64_t w = k.bits == 64 ? static_cast<uint64_t>(v) : static_cast<uint64_t>(v) & ((uint64_t{1} << k.bits) - 1);
+  if (k.isUnsigned) return static_cast<double>(w);
+  if (k.bits == 64) return static_cast<double>(static_cast<int64_t>(w));
+  const uint64_t half = uint64_t{1} << (k.bits - 1);
+  return w >= half ? static_cast<double>(static_cast<int64_t>(w) - static_cast<int64_t>(half << 1)) : static_cast<double>(w);
 }
 
-double readValue(strataDataType_t t, const void* buf, size_t i) {
-  switch (t) {
-    case strataInt8: return static_cast<const int8_t*>(buf)[i];
-    case strataUint8: return static_cast<const uint8_t*>(buf)[i];
-    case strataInt32: return static_cast<const int32_t*>(buf)[i];
-    case strataUint32: return static_cast<const uint32_t*>(buf)[i];
-    case strataInt64: return static_cast<double>(static_cast<const int64_t*>(buf)[i]);
-    case strataUint64: return static_cast<double>(static_cast<const uint64_t*>(buf)[i]);
-    case strataFloat16: return halfToFloat(static_cast<const Half*>(buf)[i]);
-    case strataFloat32: return static_cast<const float*>(buf)[i];
-    case strataFloat64: return static_cast<const double*>(buf)[i];
-    case strataBfloat16: return bf16ToFloat(static_cast<const BFloat16*>(buf)[i]);
-    default: return 0;
+// Elements [first, first + n) of the reduction over ranks [firstRank, lastRank], before any
+// average, as whole numbers into acc[0..n). Ranks outermost, so that the inner loops run over
+// elements and the compiler vectorises them. n is at most kFoldBlock.
+void foldRanks(const Kind& k, strataRedOp_t op, int firstRank, int lastRank, size_t first, size_t n, unsigned seed,
+               int64_t* acc) {
+  inputsOf(k, op, firstRank, first, n, seed, acc);
+  int64_t v[kFoldBlock];
+  for (int r = firstRank + 1; r <= lastRank; ++r) {
+    inputsOf(k, op, r, first, n, seed, v);
+    switch (op) {
+      case strataProd:
+        for (size_t j = 0; j < n; ++j) acc[j] = static_cast<int64_t>(static_cast<uint64_t>(acc[j]) * static_cast<uint64_t>(v[j]));
+        break;
+      case strataMax:
+        for (size_t j = 0; j < n; ++j) acc[j] = std::max(acc[j], v[j]);
+        break;
+      case strataMin:
+        for (size_t j = 0; j < n; ++j) acc[j] = std::min(acc[j], v[j]);
+        break;
+      default:
+        for (size_t j = 0; j < n; ++j) acc[j] = static_cast<int64_t>(static_cast<uint64_t>(acc[j]) + static_cast<uint64_t>(v[j]));
+        break;
+    }
   }
 }
 
-namespace {
+// strataAvg's division of a reduction over p ranks, in the accumulation type (truncating toward
+// zero for integers, fp32 for the 16- and 32-bit floats); other ops' values as they are.
+double finished(strataDataType_t t, const Kind& k, strataRedOp_t op, int p, double acc) {
+  if (op != strataAvg) return acc;
+  if (!k.floating) return std::trunc(acc / p);  // C integer division truncates toward zero
+  if (t == strataFloat64) return acc / p;
+  return static_cast<double>(static_cast<float>(acc) / static_cast<float>(p));  // fp32 accumulation
+}
 
 // Element type T's value for v, as writeValue stores it.
 template <typename T>
@@ -106,67 +137,107 @@ T storedAs(double v) {
   }
 }
 
+// Element type T's value of a whole number, as storedAs(valueOf(v)) gives it without the detour
+// through double: integers keep its low bits (their wrapping), floats hold it exactly.
 template <typename T>
-void fillTyped(const Kind& k, strataRedOp_t op, int rank, T* out, size_t first, size_t n, unsigned seed) {
-  for (size_t j = 0; j < n; ++j) out[j] = storedAs<T>(inputOf(k, op, rank, first + j, seed));
+T storedWhole(int64_t v) {
+  if constexpr (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>) {
+    return storedAs<T>(static_cast<double>(v));
+  } else {
+    return static_cast<T>(v);
+  }
 }
+
+// Calls f with buf as a pointer to t's element type (nothing for an invalid type).
+template <typename F>
+void asElements(strataDataType_t t, void* buf, F&& f) {
+  switch (t) {
+    case strataInt8: f(static_cast<int8_t*>(buf)); break;
+    case strataUint8: f(static_cast<uint8_t*>(buf)); break;
+    case strataInt32: f(static_cast<int32_t*>(buf)); break;
+    case strataUint32: f(static_cast<uint32_t*>(buf)); break;
+    case strataInt64: f(static_cast<int64_t*>(buf)); break;
+    case strataUint64: f(static_cast<uint64_t*>(buf)); break;
+    case strataFloat16: f(static_cast<Half*>(buf)); break;
+    case strataFloat32: f(static_cast<float*>(buf)); break;
+    case strataFloat64: f(static_cast<double*>(buf)); break;
+    case strataBfloat16: f(static_cast<BFloat16*>(buf)); break;
+    default: break;
+  }
+}
+
+template <typename T>
+using Element = std::remove_pointer_t<T>;
 
 }  // namespace
 
+double inputValue(strataDataType_t t, strataRedOp_t op, int rank, size_t i, unsigned seed) {
+  const Kind k = kindOf(t);
+  int64_t v = 0;
+  inputsOf(k, op, rank, i, 1, seed, &v);
+  return valueOf(k, v);
+}
+
+double readValue(strataDataType_t t, const void* buf, size_t i) {
+  double v = 0;
+  asElements(t, const_cast<void*>(buf), [&](auto* e) {
+    using T = Element<decltype(e)>;
+    if constexpr (std::is_same_v<T, Half>) {
+      v = halfToFloat(e[i]);
+    } else if constexpr (std::is_same_v<T, BFloat16>) {
+      v = bf16ToFloat(e[i]);
+    } else {
+      v = static_cast<double>(e[i]);
+    }
+  });
+  return v;
+}
+
 void writeValue(strataDataType_t t, void* buf, size_t i, double v) {
-  switch (t) {
-    case strataInt8: static_cast<int8_t*>(buf)[i] = storedAs<int8_t>(v); break;
-    case strataUint8: static_cast<uint8_t*>(buf)[i] = storedAs<uint8_t>(v); break;
-    case strataInt32: static_cast<int32_t*>(buf)[i] = storedAs<int32_t>(v); break;
-    case strataUint32: static_cast<uint32_t*>(buf)[i] = storedAs<uint32_t>(v); break;
-    case strataInt64: static_cast<int64_t*>(buf)[i] = storedAs<int64_t>(v); break;
-    case strataUint64: static_cast<uint64_t*>(buf)[i] = storedAs<uint64_t>(v); break;
-    case strataFloat16: static_cast<Half*>(buf)[i] = storedAs<Half>(v); break;
-    case strataFloat32: static_cast<float*>(buf)[i] = storedAs<float>(v); break;
-    case strataFloat64: static_cast<double*>(buf)[i] = storedAs<double>(v); break;
-    case strataBfloat16: static_cast<BFloat16*>(buf)[i] = storedAs<BFloat16>(v); break;
-    default: break;
-  }
+  asElements(t, buf, [&](auto* e) { e[i] = storedAs<Element<decltype(e)>>(v); });
 }
 
 void fillInput(strataDataType_t t, strataRedOp_t op, int rank, void* buf, size_t first, size_t n, unsigned seed) {
   const Kind k = kindOf(t);
-  switch (t) {
-    case strataInt8: fillTyped(k, op, rank, static_cast<int8_t*>(buf), first, n, seed); break;
-    case strataUint8: fillTyped(k, op, rank, static_cast<uint8_t*>(buf), first, n, seed); break;
-    case strataInt32: fillTyped(k, op, rank, static_cast<int32_t*>(buf), first, n, seed); break;
-    case strataUint32: fillTyped(k, op, rank, static_cast<uint32_t*>(buf), first, n, seed); break;
-    case strataInt64: fillTyped(k, op, rank, static_cast<int64_t*>(buf), first, n, seed); break;
-    case strataUint64: fillTyped(k, op, rank, static_cast<uint64_t*>(buf), first, n, seed); break;
-    case strataFloat16: fillTyped(k, op, rank, static_cast<Half*>(buf), first, n, seed); break;
-    case strataFloat32: fillTyped(k, op, rank, static_cast<float*>(buf), first, n, seed); break;
-    case strataFloat64: fillTyped(k, op, rank, static_cast<double*>(buf), first, n, seed); break;
-    case strataBfloat16: fillTyped(k, op, rank, static_cast<BFloat16*>(buf), first, n, seed); break;
-    default: break;
-  }
+  int64_t v[kFoldBlock];
+  asElements(t, buf, [&](auto* e) {
+    for (size_t done = 0; done < n; done += kFoldBlock) {
+      const size_t m = std::min(kFoldBlock, n - done);
+      inputsOf(k, op, rank, first + done, m, seed, v);
+      for (size_t j = 0; j < m; ++j) e[done + j] = storedWhole<Element<decltype(e)>>(v[j]);
+    }
+  });
+}
+
+void fillReduced(strataDataType_t t, strataRedOp_t op, int p, void* buf, size_t first, size_t n, unsigned seed) {
+  const Kind k = kindOf(t);
+  int64_t acc[kFoldBlock];
+  asElements(t, buf, [&](auto* e) {
+    for (size_t done = 0; done < n; done += kFoldBlock) {
+      const size_t m = std::min(kFoldBlock, n - done);
+      foldRanks(k, op, 0, p - 1, first + done, m, seed, acc);
+      using T = Element<decltype(e)>;
+      if (op == strataAvg) {
+        for (size_t j = 0; j < m; ++j) e[done + j] = storedAs<T>(finished(t, k, op, p, valueOf(k, acc[j])));
+      } else {
+        for (size_t j = 0; j < m; ++j) e[done + j] = storedWhole<T>(acc[j]);
+      }
+    }
+  });
 }
 
 double reduceRange(strataDataType_t t, strataRedOp_t op, int firstRank, int lastRank, size_t i, unsigned seed) {
   const Kind k = kindOf(t);
-  double acc = inputOf(k, op, firstRank, i, seed);
-  for (int r = firstRank + 1; r <= lastRank; ++r) {
-    const double v = inputOf(k, op, r, i, seed);
-    switch (op) {
-      case strataProd: acc = wrapTo(k, acc * v); break;
-      case strataMax: acc = std::max(acc, v); break;
-      case strataMin: acc = std::min(acc, v); break;
-      default: acc = wrapTo(k, acc + v); break;
-    }
-  }
-  return acc;
+  int64_t acc = 0;
+  foldRanks(k, op, firstRank, lastRank, i, 1, seed, &acc);
+  return valueOf(k, acc);
 }
 
 double reduceReference(strataDataType_t t, strataRedOp_t op, int p, size_t i, unsigned seed, int firstRank) {
-  const double acc = reduceRange(t, op, firstRank, firstRank + p - 1, i, seed);
-  if (op != strataAvg) return acc;
-  if (!isFloat(t)) return std::trunc(acc / p);  // C integer division truncates toward zero
-  if (t == strataFloat64) return acc / p;
-  return static_cast<double>(static_cast<float>(acc) / static_cast<float>(p));  // fp32 accumulation
+  const Kind k = kindOf(t);
+  int64_t acc = 0;
+  foldRanks(k, op, firstRank, firstRank + p - 1, i, 1, seed, &acc);
+  return finished(t, k, op, p, valueOf(k, acc));
 }
 
 GuardedBuffer::GuardedBuffer(size_t bytes, unsigned char fill) : storage_(bytes + 2 * kGuard, fill), bytes_(bytes) {

@@ -27,6 +27,9 @@ void fillInput(strataDataType_t t, strataRedOp_t op, int rank, void* buf, size_t
 // The reduction of element i over ranks 0..p-1 with the library's defined semantics: integers
 // wrap, avg = sum / p computed in the accumulation type (truncating for integers).
 double reduceReference(strataDataType_t t, strataRedOp_t op, int p, size_t i, unsigned seed, int firstRank = 0);
+// Elements [first, first + n) of that reduction over ranks 0..p-1, stored into buf[0..n) as
+// writeValue stores them: the expected result of an allreduce (first 0) or of one rank's block.
+void fillReduced(strataDataType_t t, strataRedOp_t op, int p, void* buf, size_t first, size_t n, unsigned seed);
 // The same over ranks [firstRank, lastRank] (scan), without the avg division.
 double reduceRange(strataDataType_t t, strataRedOp_t op, int firstRank, int lastRank, size_t i, unsigned seed);
 
