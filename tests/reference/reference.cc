@@ -46,8 +46,9 @@ uint32_t hashOf(int rank, size_t i, unsigned seed) {
 
 // Every input is a small whole number in every type, so the oracle computes in int64: sums and
 // products in its wrapping (unsigned) arithmetic, whose low bits are those of the element type's
-// wrapping sums and products, and exact for the floating types (sums below 2^53; products of 1, -1
-// and 2 exact in int64 up to 62 ranks). inputsOf writes those of elements [first, first + n).
+// wrapping sums and products (the 64-bit types included), and exact for the floating types (sums
+// far below 2^53; products of 1, -1 and 2 up to 62 ranks). inputsOf writes those of elements
+// [first, first + n).
 void inputsOf(const Kind& k, strataRedOp_t op, int rank, size_t first, size_t n, unsigned seed, int64_t* out) {
   uint32_t h[kFoldBlock];
   for (size_t done = 0; done < n; done += kFoldBlock) {

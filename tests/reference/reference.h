@@ -17,8 +17,8 @@ const char* opName(strataRedOp_t op);
 bool isFloat(strataDataType_t t);
 
 // Small integer-valued inputs, chosen per op so that every partial result is exact in every type
-// (sums stay below 256, products are powers of two in floats and wrap exactly in integers): any
-// reduction order gives the same bits.
+// (in floats sums are small whole numbers and products powers of two; integers wrap, exactly in
+// any order): any reduction order gives the same bits.
 double inputValue(strataDataType_t t, strataRedOp_t op, int rank, size_t i, unsigned seed);
 void writeValue(strataDataType_t t, void* buf, size_t i, double v);
 double readValue(strataDataType_t t, const void* buf, size_t i);
@@ -27,11 +27,13 @@ void fillInput(strataDataType_t t, strataRedOp_t op, int rank, void* buf, size_t
 // The reduction of element i over ranks 0..p-1 with the library's defined semantics: integers
 // wrap, avg = sum / p computed in the accumulation type (truncating for integers).
 double reduceReference(strataDataType_t t, strataRedOp_t op, int p, size_t i, unsigned seed, int firstRank = 0);
-// Elements [first, first + n) of that reduction over ranks 0..p-1, stored into buf[0..n) as
-// writeValue stores them: the expected result of an allreduce (first 0) or of one rank's block.
-void fillReduced(strataDataType_t t, strataRedOp_t op, int p, void* buf, size_t first, size_t n, unsigned seed);
-// The same over ranks [firstRank, lastRank] (scan), without the avg division.
+// reduceReference over ranks [firstRank, lastRank] (scan), without the avg division.
 double reduceRange(strataDataType_t t, strataRedOp_t op, int firstRank, int lastRank, size_t i, unsigned seed);
+// Elements [first, first + n) of reduceReference over ranks 0..p-1, stored into buf[0..n) as
+// writeValue stores them: the expected result of an allreduce (first 0) or of one rank's block.
+// Exact in every type at any rank count, where the doubles above hold the 64-bit types' values
+// exactly only below 2^53 (their products over more than some 33 ranks).
+void fillReduced(strataDataType_t t, strataRedOp_t op, int p, void* buf, size_t first, size_t n, unsigned seed);
 
 // A buffer with guard zones on both sides, to catch writes out of bounds.
 class GuardedBuffer {
