@@ -4,10 +4,13 @@
 # calibration and the measurements interleaved (the machine's speed drifts between rounds as much as
 # the model errs, so one calibration against one later measurement judges the drift, not the
 # model). Prints, per (shape, collective, size): the tuner's choice, its prediction against its
-# measured time, the spread of that time over the rounds (max / min - 1), and how far the choice is
-# from the fastest algorithm measured; and how often a round's time repeats the others' within 15%
-# (what the machine allows any model), and the error where every round repeats the others (the
-# cells the machine lets a 15% target judge). OUTDIR/fidelity_algorithms.md: the same for every
+# measured time (the medians over the rounds of both), the same per round (each round's prediction,
+# from its own calibration, against its own measurement; the median of those errors: where the
+# machine runs in two states, calibration and measurement each catch one, and the medians of the
+# rounds can pair a prediction of one with a time of the other), the spread of that time over the
+# rounds (max / min - 1), and how far the choice is from the fastest algorithm measured; and how
+# often a round's time repeats the others' within 15% (what the machine allows any model), and the
+# error where every round repeats the others (the cells the machine lets a 15% target judge). OUTDIR/fidelity_algorithms.md: the same for every
 # algorithm asked by name.
 #
 #   perf/fidelity.sh [OUTDIR] [ROUNDS] [--report] [--against OTHER]
@@ -78,10 +81,12 @@ def rows(kind, shape, r):  # kind auto: the tuner's choice; every: each algorith
 def size(b):
     b = int(b)
     return f"{b >> 20} MiB" if b >= 1 << 20 else f"{b >> 10} KiB"
-print("| shape | collective | size | tuner's choice | predicted (us) | measured (us) | error | rounds' spread | fastest measured | choice / fastest |")
-print("| --- | --- | ---: | --- | ---: | ---: | ---: | ---: | --- | ---: |")
+print("| shape | collective | size | tuner's choice | predicted (us) | measured (us) | error | each round's error | rounds' spread | fastest measured | choice / fastest |")
+print("| --- | --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | --- | ---: |")
 within15 = total = good = cells = 0
 errors = []
+pairedWithin = 0  # each round's prediction (its own calibration) against its own measurement
+pairedErrors = []
 repeat = repeatTotal = 0  # the machine against itself: a round's time within 15% of the other rounds' median
 steady = steadyWithin = 0  # cells whose every round repeats the others, and of those predicted within 15%
 for shape, label in (("2x1", "2 ranks"), ("8x4", "2x4")):
@@ -108,6 +113,9 @@ for shape, label in (("2x1", "2 ranks"), ("8x4", "2x4")):
                 repeat += repeats
                 cellRepeats &= repeats
         err = model / time - 1
+        paired = statistics.median(m / t - 1 for _, m, t in runs)
+        pairedErrors.append(abs(paired))
+        pairedWithin += abs(paired) <= 0.15
         steady += cellRepeats
         steadyWithin += cellRepeats and abs(err) <= 0.15
         errors.append(abs(err))
@@ -118,9 +126,12 @@ for shape, label in (("2x1", "2 ranks"), ("8x4", "2x4")):
         ratio = times.get(choice, float("nan")) / times[best]
         cells += 1
         good += ratio <= 1.10
-        print(f"| {label} | {op} | {size(b)} | {choice} | {model:.1f} | {time:.1f} | {100 * err:+.0f}% | {100 * spread:.0f}% | {best} | {ratio:.2f} |")
+        print(f"| {label} | {op} | {size(b)} | {choice} | {model:.1f} | {time:.1f} | {100 * err:+.0f}% | {100 * paired:+.0f}% | "
+              f"{100 * spread:.0f}% | {best} | {ratio:.2f} |")
 print(f"\npredicted within 15% of measured: {within15} of {total} (median |error| {100 * statistics.median(errors):.1f}%); "
       f"tuner's choice within 10% of the fastest: {good} of {cells}; {rounds} interleaved rounds")
+print(f"each round's prediction against that round's measurement (the median over the rounds of each round's error): "
+      f"within 15% in {pairedWithin} of {total} (median |error| {100 * statistics.median(pairedErrors):.1f}%)")
 if repeatTotal:
     print(f"the machine against itself: a round's measured time within 15% of the other rounds' median in "
           f"{repeat} of {repeatTotal} (cell, round) pairs; in the {steady} cells where every round repeats the "
@@ -135,8 +146,8 @@ from collections import defaultdict
 out, rounds = sys.argv[1], int(sys.argv[2])
 def size(b):
     return f"{b >> 20} MiB" if b >= 1 << 20 else f"{b >> 10} KiB"
-print("| shape | collective | size | algorithm | predicted (us) | measured (us) | error | rounds' spread |")
-print("| --- | --- | ---: | --- | ---: | ---: | ---: | ---: |")
+print("| shape | collective | size | algorithm | predicted (us) | measured (us) | error | each round's error | rounds' spread |")
+print("| --- | --- | ---: | --- | ---: | ---: | ---: | ---: | ---: |")
 summary = []
 for shape, label in (("2x1", "2 ranks"), ("8x4", "2x4")):
     every = defaultdict(list)  # (op, bytes, algo) -> [(model, time)] per round
@@ -144,20 +155,24 @@ for shape, label in (("2x1", "2 ranks"), ("8x4", "2x4")):
         for x in csv.DictReader(open(f"{out}/measured_{shape}_{r}.csv")):
             if x["inplace"] == "0" and x["requested"] != "auto":
                 every[(x["op"], int(x["size_bytes"]), x["algo"])].append((float(x["model_us"]), float(x["time_us"])))
-    within = 0
-    absErrors = []
+    within = pairedWithin = 0
+    absErrors, pairedErrors = [], []
     for (op, b, algo), runs in sorted(every.items()):
         model = statistics.median(m for m, _ in runs)
         times = [t for _, t in runs]
         time = statistics.median(times)
         err = model / time - 1
+        paired = statistics.median(m / t - 1 for m, t in runs)
         absErrors.append(abs(err))
+        pairedErrors.append(abs(paired))
         within += abs(err) <= 0.15
-        print(f"| {label} | {op} | {size(b)} | {algo} | {model:.1f} | {time:.1f} | {100 * err:+.0f}% | "
+        pairedWithin += abs(paired) <= 0.15
+        print(f"| {label} | {op} | {size(b)} | {algo} | {model:.1f} | {time:.1f} | {100 * err:+.0f}% | {100 * paired:+.0f}% | "
               f"{100 * (max(times) / min(times) - 1):.0f}% |")
     if absErrors:
         summary.append(f"{label}: {within} of {len(absErrors)} within 15% (median |error| "
-                       f"{100 * statistics.median(absErrors):.1f}%)")
+                       f"{100 * statistics.median(absErrors):.1f}%), each round against its own {pairedWithin} "
+                       f"(median {100 * statistics.median(pairedErrors):.1f}%)")
 print("\nevery algorithm, predicted within 15% of measured: " + "; ".join(summary))
 EOF
 tail -n 1 "$out/fidelity_algorithms.md"
