@@ -25,6 +25,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <map>
 #include <string>
@@ -89,6 +90,34 @@ std::vector<TimedCall>& timedCalls() {
   return calls;
 }
 
+// One pair of buffers (0: send, 1: receive) for every measurement, touched once: fresh
+// allocations each time measured page faults, and buffers that moved between sizes measured their
+// placement.
+std::vector<float>& buffer(int which) {
+  static std::vector<float> send(kMaxBytes / sizeof(float), 0.5f), recv(kMaxBytes / sizeof(float), 0.0f);
+  return which == 0 ? send : recv;
+}
+
+// `call` timed `iters` times after `warmup` calls, each after `prepare` (untimed) and a job-wide
+// barrier: the median over the iterations of the slowest rank's time (every rank of the job calls
+// this at once).
+template <typename Call, typename Prepare>
+double medianOfSlowest(Call&& call, int iters, int warmup, Prepare&& prepare) {
+  for (int w = 0; w < warmup; ++w) prepare(), call();
+  std::vector<double> times(static_cast<size_t>(iters));
+  for (int it = 0; it < iters; ++it) {
+    prepare();
+    MPI_Barrier(MPI_COMM_WORLD);
+    const double t0 = MPI_Wtime();
+    call();
+    times[static_cast<size_t>(it)] = MPI_Wtime() - t0;
+  }
+  std::vector<double> slowest(times.size());
+  MPI_Allreduce(times.data(), slowest.data(), iters, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  std::sort(slowest.begin(), slowest.end());
+  return slowest[slowest.size() / 2];
+}
+
 // The largest difference between the tuner's price of a level's busy samples, with every level's
 // fitted costs as the file holds them, and the fit's own price of them; printed, and where it is
 // over 1% named as an error: the tuner would not price the calls calibration timed as it fitted
@@ -130,9 +159,8 @@ bool measure(strataComm_t comm, bool active, int hostProcesses, const std::strin
   const CollectiveDescriptor& d = *findDescriptor(op);
   const CallShape s = d.shape(bytes, 4, size);
   const bool skip = s.count == 0 || !active;  // still joins the job-wide barriers below
-  // One pair of buffers for every measurement, touched once: fresh allocations each time measured
-  // page faults, and buffers that moved between sizes measured their placement.
-  static std::vector<float> send(kMaxBytes / sizeof(float), 0.5f), recv(kMaxBytes / sizeof(float), 0.0f);
+  std::vector<float>& send = buffer(0);
+  std::vector<float>& recv = buffer(1);
   if (s.sendElems > send.size() || s.recvElems > recv.size()) return false;
   CallArgs a;
   a.type = strataFloat32;
@@ -145,18 +173,8 @@ bool measure(strataComm_t comm, bool active, int hostProcesses, const std::strin
   void* recvPtr = nullptr;
   callPointers(d, s, a, tools::topologyOf(comm).rank, sizeof(float), buffers, &sendPtr, &recvPtr);
   bool ok = true;
-  auto call = [&] { ok &= skip || runStrata(d, s, a, sendPtr, recvPtr, comm, nullptr) == strataSuccess; };
-  for (int w = 0; w < warmup; ++w) call();
-  std::vector<double> times(static_cast<size_t>(iters));
-  for (int it = 0; it < iters; ++it) {
-    MPI_Barrier(MPI_COMM_WORLD);
-    const double t0 = MPI_Wtime();
-    call();
-    times[static_cast<size_t>(it)] = MPI_Wtime() - t0;
-  }
-  std::vector<double> slowest(times.size());
-  MPI_Allreduce(times.data(), slowest.data(), iters, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-  std::sort(slowest.begin(), slowest.end());
+  const double seconds = medianOfSlowest([&] { ok &= skip || runStrata(d, s, a, sendPtr, recvPtr, comm, nullptr) == strataSuccess; },
+                                         iters, warmup, [] {});
   int allOk = ok ? 1 : 0;
   MPI_Allreduce(MPI_IN_PLACE, &allOk, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
   if (!allOk) return false;
@@ -168,7 +186,7 @@ bool measure(strataComm_t comm, bool active, int hostProcesses, const std::strin
   args.op = strataSum;
   args.commSize = size;
   Sample smp;
-  smp.seconds = slowest[slowest.size() / 2];
+  smp.seconds = seconds;
   smp.bytes = s.reportedBytes;
   smp.workingSet = hostProcesses * rankWorkingSetBytes(args);
   smp.coef = {predict(comm, args, algo, level, {1, 0, 0}), predict(comm, args, algo, level, {0, 1, 0}),
@@ -195,6 +213,46 @@ bool measure(strataComm_t comm, bool active, int hostProcesses, const std::strin
     smp.rewritten = flatRewrittenBytes(*f, args, size, LinkCost{});
   }
   out->push_back(smp);
+  return true;
+}
+
+// The copy within a rank of the allgather of `bytes` on `comm` just measured (the last of `out`,
+// where this rank timed it: `before` is out's size before that call), timed on its own: every rank
+// of the job copies that call's own block from its send buffer into its receive buffer at once, as
+// the call does first (Sample::copyOnly, at the call's working set). Before each copy, untimed,
+// the rank writes the rest of its receive buffer, as the call's messages did after the copy of the
+// call before: the copy repeated on its own buffers alone kept more of them in the caches (2 ranks
+// on the Zen 5 VM, the 8 MiB of a 16 MiB allgather: 49 GB/s, 41 with the rest written). Timed to a
+// closing barrier, less that barrier timed alone: the time until every process of the host has
+// copied, as the call waits for it. Where the processes outnumber the cores they take turns, and
+// one process's own copy, timed from its own start, ran as fast as if it had a core (8 ranks on 2
+// cores: 51-100 GB/s, which left the node's full-lane samples the copies' turns and priced the
+// 2x4 leader broadcast at 16 MiB 26% over). Every rank of the job calls this.
+bool measureCopy(strataComm_t comm, size_t bytes, std::vector<Sample>* out, size_t before, int iters, int warmup) {
+  const Sample* call = out->size() > before ? &out->back() : nullptr;
+  const size_t copyBytes = call != nullptr && call->copyBytes > 0 ? static_cast<size_t>(call->copyBytes) : 0;
+  const CallShape s = findDescriptor("allgather")->shape(bytes, 4, tools::topologyOf(comm).size);
+  const size_t recvBytes = std::max(s.recvElems * sizeof(float), copyBytes);
+  if (recvBytes > kMaxBytes) return false;
+  char* from = reinterpret_cast<char*>(buffer(0).data());
+  char* to = reinterpret_cast<char*>(buffer(1).data());
+  auto writeRest = [&] { std::memset(to + copyBytes, 0, copyBytes > 0 ? recvBytes - copyBytes : 0); };
+  const double copied = medianOfSlowest(
+      [&] {
+        std::memcpy(to, from, copyBytes);
+        MPI_Barrier(MPI_COMM_WORLD);
+      },
+      iters, warmup, writeRest);
+  const double barrier = medianOfSlowest([] { MPI_Barrier(MPI_COMM_WORLD); }, iters, warmup, writeRest);
+  const double seconds = copied - barrier;
+  if (copyBytes == 0) return true;
+  Sample c = *call;
+  c.coef = {0, 0, 0};
+  c.seconds = seconds;
+  c.what = "copy within a rank, " + std::to_string(copyBytes) + " B of " + call->what;
+  c.copyOnly = true;
+  c.call = -1;
+  out->push_back(c);
   return true;
 }
 
@@ -341,11 +399,14 @@ int calibrate(const std::string& path, int iters, int warmup) {
         ok &= measure(comm, active, hostProcesses, op, algo, level, bytes, iters, warmup, out);
       }
     };
-    // A ring's pair and its allgather in place (the out-of-place one also copies its own block: the
-    // difference prices the level's copies), and on more than 2 ranks recursive doubling's and
-    // halving's beside them.
+    // A ring's pair, the out-of-place allgather's copy of its own block timed on its own (it
+    // prices the level's copies), the allgather in place, and on more than 2 ranks recursive
+    // doubling's and halving's beside them.
     auto stepPairs = [&](bool enabled, bool logToo, strataComm_t rings, strataComm_t logs, std::vector<Sample>* out) {
-      pair(enabled, rings, true, "ring", Level::kFlat, out);
+      const size_t before = out->size();
+      if (enabled) ok &= measure(rings, true, hostProcesses, "allgather", "ring", Level::kFlat, bytes, iters, warmup, out);
+      if (enabled && bytes >= (32 << 10)) ok &= measureCopy(rings, bytes, out, before, iters, warmup);
+      if (enabled) ok &= measure(rings, true, hostProcesses, "reducescatter", "ring", Level::kFlat, bytes, iters, warmup, out);
       if (enabled) ok &= measure(rings, true, hostProcesses, "allgather", "ring", Level::kFlat, bytes, iters, warmup, out, true);
       if (!enabled || !logToo) return;
       ok &= measure(logs, true, hostProcesses, "allgather", "recursive_doubling", Level::kFlat, bytes, iters, warmup, out);
@@ -396,7 +457,9 @@ int calibrate(const std::string& path, int iters, int warmup) {
   };
   // Samples of a one-member node or one-node lane cost nothing in the model: leave them out.
   auto informative = [](std::vector<Sample>& v) {
-    v.erase(std::remove_if(v.begin(), v.end(), [](const Sample& s) { return s.coef[0] + s.coef[1] + s.coef[2] <= 0; }), v.end());
+    v.erase(std::remove_if(v.begin(), v.end(),
+                           [](const Sample& s) { return !s.copyOnly && s.coef[0] + s.coef[1] + s.coef[2] <= 0; }),
+            v.end());
   };
   for (std::vector<Sample>* v : {&node, &lane, &flat, &nodeAlone1, &laneAlone1, &flatAlone1, &flatRewrite}) {
     medians(*v);

@@ -9,6 +9,7 @@ namespace strata::perf {
 namespace {
 
 constexpr size_t kLargeBytes = 32 << 10;  // from here up a size is a point of the curve
+constexpr double kLeastAloneRatio = 0.02;  // alone below 1/50 of busy: no measurement (fitAlone)
 
 // min sum w_i (a_i . x - t_i)^2 over x >= 0, for up to three unknowns: the normal equations, and an
 // unknown that comes out negative is held at 0 and the rest fitted again (a plain active set). Rows
@@ -111,16 +112,15 @@ BandwidthCurve copyCurve(const std::map<double, double>& copies) {
 
 std::map<double, double> separateCopies(std::vector<Sample>* samples) {
   std::map<double, double> copies;
-  for (const Sample& in : *samples) {
-    // The curve's sizes only: below them the tuner holds the first point's copy, and a difference
-    // of a few bytes' copy there is the calls' fixed costs, not a cost per byte (2 ranks at 64 B:
-    // 0.14 us over 32 bytes, priced at 4 ns a byte, charged the fit's out-of-place calls 20%).
-    if (!in.inPlace || in.seconds <= 0 || in.bytes < kLargeBytes) continue;
-    for (const Sample& out : *samples) {
-      if (out.inPlace || out.bytes != in.bytes || out.coef != in.coef || !(out.copyBytes > 0) || out.seconds <= 0) continue;
-      copies[out.workingSet] = std::max(0.0, (out.seconds - in.seconds) / out.copyBytes);
+  for (const Sample& c : *samples) {
+    // The curve's sizes only: below them the tuner holds the first point's copy, and a few bytes'
+    // copy there is timing's fixed costs, not a cost per byte.
+    if (c.copyOnly && c.seconds > 0 && c.copyBytes > 0 && c.bytes >= kLargeBytes) {
+      copies[c.workingSet] = c.seconds / c.copyBytes;
     }
   }
+  samples->erase(std::remove_if(samples->begin(), samples->end(), [](const Sample& c) { return c.copyOnly; }),
+                 samples->end());
   if (copies.empty()) return copies;
   const BandwidthCurve curve = copyCurve(copies);
   for (Sample& s : *samples) {
@@ -217,8 +217,11 @@ HostShare fitAlone(const std::vector<Sample>& alone, const LinkCost& busy, doubl
   // together (the size's alone times, less alpha's part, over the busy level's byte costs for the
   // same calls), each fitted with the other held, three times round. One ratio per size, not one
   // each: the reductions' share of a call is too small for its own ratio to rise above the
-  // machine's noise. Ratios the noise pinned at an edge stay within reason: alone at least 1/50 of
-  // busy, alpha's at most 4x, beta's and gamma's at most 1.
+  // machine's noise. Ratios the noise pinned at an edge stay within reason: alpha's within 1/50 and
+  // 4x, beta's and gamma's at most 1; and a size whose alone time the busy costs already exceed
+  // with its alone part at nothing tells no ratio (the two fits disagree there; a ratio of 1/50
+  // had made the 2-rank root-centred node steps nearly free from 32 MiB of working set on the Zen 5
+  // VM): it leaves the curve, which its neighbours' ratios span.
   for (int round = 0; round < 3; ++round) {
     std::vector<std::array<double, 3>> smallRows;
     for (const Sample& s : alone) {
@@ -230,7 +233,7 @@ HostShare fitAlone(const std::vector<Sample>& alone, const LinkCost& busy, doubl
       smallRows.push_back({k[0] * c.alpha, s.seconds - modelled(z, c) - rb * k[1] * c.beta - rg * k[2] * c.gamma,
                            1 / (s.seconds * s.seconds)});
     }
-    if (!smallRows.empty()) h.alpha = std::clamp(nonNegativeFit<1>(smallRows)[0], 0.02, 4.0);
+    if (!smallRows.empty()) h.alpha = std::clamp(nonNegativeFit<1>(smallRows)[0], kLeastAloneRatio, 4.0);
     // Where the busy curve carries alpha, the one alone stays the small sizes' (what grows with the
     // size is a busy host's: its processes' turns on the cores), so its ratio is per working set.
     auto alphaRatio = [&](const LinkCost& c) {
@@ -251,7 +254,8 @@ HostShare fitAlone(const std::vector<Sample>& alone, const LinkCost& busy, doubl
     for (const auto& [bytes, acc] : bySize) {
       // At most busy's: fewer busy processes never make a byte dearer (a node reduce at 512 MiB of
       // working set came out 1.9x on 8 processes of the AMD VM, its alone and busy timings apart).
-      const double r = acc[1] > 0 ? std::clamp(acc[0] / acc[1], 0.02, 1.0) : 1.0;
+      if (acc[1] > 0 && acc[0] / acc[1] < kLeastAloneRatio) continue;
+      const double r = acc[1] > 0 ? std::min(acc[0] / acc[1], 1.0) : 1.0;
       h.ratios.add({acc[2], r, r, acc[3]});
     }
     if (h.ratios.carriesAlpha()) {  // the small sizes' ratio up to the largest of them, as the busy curve
@@ -287,10 +291,12 @@ void printSamples(const std::vector<Sample>& samples, const LinkCost& fitted, do
 
 void report(const char* level, const LinkCost& fitted, const std::vector<Sample>& samples) {
   auto rate = [](double secondsPerByte) { return secondsPerByte > 0 ? 1e-9 / secondsPerByte : 0.0; };
-  std::printf("#   %-5s alpha %7.3f us; beta/gamma by the working set:", level, fitted.alpha * 1e6);
+  std::printf("#   %-5s alpha %7.3f us; beta/gamma%s by the working set:", level, fitted.alpha * 1e6,
+              fitted.curve.carriesCopy() ? " (and a copy within a rank)" : "");
   for (const BandwidthCurve::Point& p : fitted.curve) {
     std::printf("  %.0f KiB %.2f/%.2f GB/s", p.workingSet / 1024, rate(p.beta), rate(p.gamma));
     if (fitted.curve.carriesAlpha()) std::printf(" %.2f us", p.alpha * 1e6);
+    if (fitted.curve.carriesCopy()) std::printf(" copy %.2f GB/s", rate(p.copy));
   }
   if (fitted.curve.empty()) std::printf("  %.2f/%.2f GB/s", rate(fitted.beta), rate(fitted.gamma));
   std::printf("\n");

@@ -28,6 +28,11 @@ struct Sample {
   double copyBytes = 0;
   double fixed = 0;
   bool inPlace = false;  // timed in place (its formula's coefficients are the out-of-place call's)
+  // Not a call: `copyBytes` copied within each rank from its send buffer into its receive buffer,
+  // every process of the host copying at once, beside the call whose working set it takes (an
+  // allgather out of place, whose own block it is). It tells the copy's cost per byte there
+  // (separateCopies) and is no sample of the level's formulas.
+  bool copyOnly = false;
   double rewritten = 0;  // bytes its plan writes where a peer read them (kernels/plan/peer_reads.h)
   // A sample timed alone whose formula prices its phases' host shares itself (a node reduce: the
   // root's side at the alone share, the members' at (n-1)/n): the coefficients of what it costs
@@ -43,12 +48,16 @@ struct Sample {
 double fittedPrice(const Sample& s, const LinkCost& fitted);
 
 // Per size of the curve (from 32 KiB up), the copy per byte within a rank that an allgather out of
-// place makes of its own block, from the same call timed in place beside it (a pair: the same size
-// and coefficients, one of them in place): (out of place - in place) / the bytes its formula
-// copies, at least 0. Every sample
-// whose formula copies then pays its bytes at that cost (interpolated in log working set between
-// the sizes that told it, held beyond them) as `fixed`, taken out of `seconds`. Returns the copy
-// per byte by working set, empty where no size has such a pair (the samples are left alone).
+// place makes of its own block, from that copy timed on its own at the call's working set until
+// every process of the host has copied (the copyOnly samples, which leave `samples`). Not the call out of place against in place: in place
+// its working set is smaller, and where that crosses a cache's size the difference holds the
+// whole call's slowing, not the copy's (2 ranks on the Zen 5 VM, 32 MiB of L3: a 16 MiB ring
+// allgather 1320 us out of place, 708 in place, 612 us for its 8 MiB copy where the copy on its
+// own took 206; the node's full-lane allgather, less that copy, then priced a leader allgather at
+// 644 us against 1314 measured). Every sample whose formula copies then pays its bytes at that
+// cost (interpolated in log working set between the sizes that told it, held beyond them) as
+// `fixed`, taken out of `seconds`. Returns the copy per byte by working set, empty where no copy
+// was timed (the samples are left alone).
 std::map<double, double> separateCopies(std::vector<Sample>* samples);
 // The fitted level's curve carries those copy costs at its points (interpolated as above); it
 // carries none where `copies` is empty.

@@ -21,8 +21,8 @@ namespace strata {
 // the size too (8 processes on 2 cores pay a step's scheduling at 64 KiB, 2x the small messages'
 // alpha, while their bytes move faster than a beta read off ring algorithms alone would say), and
 // a calibration that times algorithms of different step counts at one size separates the two.
-// It may carry a copy's cost per byte within a rank too, at every point or at none (an allgather
-// timed out of place and in place tells it: its own block's copy from the send buffer).
+// It may carry a copy's cost per byte within a rank too, at every point or at none (calibration
+// times an allgather's own block's copy from the send buffer on its own, at the call's working set).
 struct BandwidthCurve {
   static constexpr size_t kMaxPoints = 16;
   struct Point {
@@ -145,9 +145,9 @@ struct LinkCost {
   // segment's 256 KiB slots; a GPU node's peer buffers are larger).
   double roundBytes = 256 << 10;
   // Seconds per byte of a copy within a rank's own memory (an allgather's own block from the send
-  // buffer, Bruck's final rotation): the level's own curve where calibration measured it (an
-  // allgather out of place against in place), else the flat level's measured one, else the node
-  // level's beta; set by LevelCosts::forWorkingSet (0: such copies are free).
+  // buffer, Bruck's final rotation): the level's own curve where calibration measured it (the
+  // copy an allgather out of place makes, timed on its own), else the flat level's measured one,
+  // else the node level's beta; set by LevelCosts::forWorkingSet (0: such copies are free).
   double copy = 0;
   // Seconds per byte a rank writes into its own buffer where a peer read it through a single-copy
   // message since the rank last wrote it (kernels/plan/peer_reads.h): between processes of one

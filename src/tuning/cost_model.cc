@@ -204,7 +204,7 @@ Status saveCostParams(const std::string& path, const CostParams& params) {
                "# LEVEL.beta@W and LEVEL.gamma@W: beta and gamma when the host's processes' send and receive buffers\n"
                "# add up to W bytes (interpolated in log W between points; LEVEL.alpha@W, at every point or at none:\n"
                "# alpha there, where calibration could tell it from beta; LEVEL.copy@W likewise: a copy within a\n"
-               "# rank, s per byte, where calibration timed an allgather in place beside it); LEVEL.alone_*: the\n"
+               "# rank, s per byte, where calibration timed an allgather's own copy beside it); LEVEL.alone_*: the\n"
                "# costs when only the share alone_share of the host's processes is busy, as fractions of the costs\n"
                "# with all of them busy (alone_beta@W, alone_gamma@W and alone_alpha@W per working set as above;\n"
                "# alone_cores_shared 1: measured where the processes outnumber the cores, 0: each had its own);\n"

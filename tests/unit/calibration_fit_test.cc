@@ -127,41 +127,49 @@ TEST(CalibrationFit, AloneAlphaStaysTheSmallSizesWhereTheBusyOneGrows) {
   }
 }
 
-// A 2-rank ring allgather out of place also copies its own block (m/2) within the rank; timed in
-// place beside it, the difference is the copy: separated, beta and gamma come back as the level's
-// messages cost them, and the copy as the level's curve. Without the in-place call nothing changes.
-// Below the curve's sizes a pair tells no copy (a difference there is the calls' fixed costs):
-// those sizes pay the curve's first copy, as the tuner prices them.
-TEST(CalibrationFit, AnAllGatherInPlaceTellsTheCopyOfItsOwnBlock) {
+// A 2-rank ring allgather out of place also copies its own block (m/2) within the rank; that copy
+// timed on its own (a copyOnly sample) prices it: separated, beta and gamma come back as the
+// level's messages cost them, and the copy as the level's curve; the copy samples leave the
+// level's samples. Without them nothing changes. Below the curve's sizes a copy timed tells no
+// cost per byte (its time is timing's fixed costs): those sizes pay the curve's first copy, as the
+// tuner prices them.
+TEST(CalibrationFit, ACopyTimedOnItsOwnPricesTheAllGathersOwnBlock) {
   auto copyAt = [](double m) { return m < (1 << 20) ? 2e-11 : 8e-11; };
   std::vector<Sample> samples;
   for (size_t bytes : kSizes) {
     const double m = static_cast<double>(bytes), ws = 2 * 1.5 * m;
-    for (int kind = 0; kind < 3; ++kind) {  // allgather out of place, in place, reduce-scatter
+    for (int kind = 0; kind < 4; ++kind) {  // allgather out of place, in place, reduce-scatter; the copy
       Sample s;
       s.coef = {1, m / 2, kind == 2 ? m / 2 : 0};
-      s.copyBytes = kind == 0 ? m / 2 : 0;
+      s.copyBytes = kind == 0 || kind == 3 ? m / 2 : 0;
       s.inPlace = kind == 1;
-      // Small sizes: out of place also pays 0.1 us more, which is no cost per byte.
-      s.seconds = 4e-6 + s.coef[1] * betaAt(m) + s.coef[2] * kGamma + s.copyBytes * copyAt(m) +
-                  (kind == 0 && bytes < (32 << 10) ? 1e-7 : 0);
+      s.seconds = 4e-6 + s.coef[1] * betaAt(m) + s.coef[2] * kGamma + s.copyBytes * copyAt(m);
+      if (kind == 3) {  // small sizes: 0.1 us of fixed costs, which is no cost per byte
+        s.coef = {0, 0, 0};
+        s.copyOnly = true;
+        s.seconds = s.copyBytes * copyAt(m) + (bytes < (32 << 10) ? 1e-7 : 0);
+      }
       s.bytes = bytes;
       s.workingSet = ws;
       s.what = std::to_string(kind) + " " + std::to_string(bytes);
       samples.push_back(s);
     }
   }
-  std::vector<Sample> untouched = samples;
-  for (Sample& s : untouched) s.inPlace = false;
-  EXPECT_TRUE(separateCopies(&untouched).empty()) << "no call in place: no copy told";
+  std::vector<Sample> untouched;
+  for (const Sample& s : samples) {
+    if (!s.copyOnly) untouched.push_back(s);
+  }
+  EXPECT_TRUE(separateCopies(&untouched).empty()) << "no copy timed: no copy told";
   EXPECT_DOUBLE_EQ(untouched[0].fixed, 0);
   const std::map<double, double> copies = separateCopies(&samples);
   ASSERT_EQ(copies.size(), 5u) << "a copy per size of the curve";
+  EXPECT_EQ(samples.size(), untouched.size()) << "the copies timed leave the level's samples";
   LinkCost f = fitLevel(samples);
   attachCopies(&f, copies);
   ASSERT_TRUE(f.curve.carriesCopy());
   for (const Sample& s : samples) {
     const double m = static_cast<double>(s.bytes);
+    EXPECT_FALSE(s.copyOnly);
     EXPECT_NEAR(s.fixed, s.copyBytes * copyAt(m), 1e-15) << s.what;
     if (s.bytes < (32 << 10)) continue;
     const LinkCost at = f.forWorkingSet(s.workingSet);
@@ -169,12 +177,6 @@ TEST(CalibrationFit, AnAllGatherInPlaceTellsTheCopyOfItsOwnBlock) {
     EXPECT_NEAR(at.gamma / kGamma, 1, 0.01) << s.what;
     EXPECT_NEAR(at.copy / copyAt(m), 1, 0.01) << s.what;
   }
-  // A pair whose in-place call ran slower (noise) tells a copy of 0, not less.
-  const size_t first = 3 * 3;  // the out-of-place and in-place allgathers of the curve's first size
-  ASSERT_EQ(samples[first].bytes, size_t{32} << 10);
-  std::vector<Sample> noisy = {samples[first], samples[first + 1]};
-  noisy[1].seconds = noisy[0].seconds * 1.1;
-  EXPECT_DOUBLE_EQ(separateCopies(&noisy).begin()->second, 0);
 }
 
 TEST(CalibrationFit, GammaSurvivesALevelWhoseSpeedDriftsBetweenSizes) {
@@ -232,6 +234,32 @@ TEST(CalibrationFit, AnAloneSampleKeepsThePartItsFormulaPricesBusy) {
     t.alone.ratios.read(p.workingSet, &rb, &rg);
     EXPECT_NEAR(p.beta, rb, 0.01) << p.workingSet;
   }
+}
+
+// A size whose alone timing the part its formula keeps busy already exceeds (the busy fit and the
+// alone timing disagree there) tells no ratio: it leaves the curve, and a call there reads its
+// neighbours' ratios, not 1/50 (which made a root-centred node step nearly free).
+TEST(CalibrationFit, AnAloneSizeFasterThanItsBusyPartTellsNoRatio) {
+  LinkCost t = truth();
+  t.alone = HostShare{0.25, 0.5, BandwidthCurve::of({{1e5, 0.3, 0.3}, {1e8, 0.6, 0.6}})};
+  const std::vector<double> flat(kSizes.size(), 1.0);
+  const LinkCost busy = fitLevel(nodeSamples(t, flat));
+  std::vector<Sample> alone = nodeSamples(t, flat);
+  for (Sample& smp : alone) {
+    const LinkCost b = t.forWorkingSet(smp.workingSet), a = b.atShare(0.25);
+    smp.coefZero = {0.4 * smp.coef[0], 0.4 * smp.coef[1], 0.4 * smp.coef[2]};
+    smp.seconds = 0.4 * (smp.coef[0] * b.alpha + smp.coef[1] * b.beta + smp.coef[2] * b.gamma) +
+                  0.6 * (smp.coef[0] * a.alpha + smp.coef[1] * a.beta + smp.coef[2] * a.gamma);
+    if (smp.bytes == (8u << 20)) smp.seconds *= 0.3;  // below its busy part alone
+  }
+  const HostShare h = fitAlone(alone, busy, 0.25);
+  ASSERT_EQ(h.ratios.size, 4u) << "the 8 MiB size leaves the curve";
+  double rb = 0, rg = 0, want = 0, unused = 0;
+  const double ws = 2 * 1.5 * (8 << 20);
+  h.ratios.read(ws, &rb, &rg);
+  t.alone.ratios.read(ws, &want, &unused);
+  EXPECT_GT(rb, 0.2) << "its neighbours' ratios, not the floor";
+  EXPECT_NEAR(rb, want, 0.1);
 }
 
 // Pairs of one algorithm out of place and in place (its plan rewriting m bytes in place, none out
