@@ -49,9 +49,9 @@ double fittedPrice(const Sample& s, const LinkCost& fitted);
 
 // Per size of the curve (from 32 KiB up), the copy per byte within a rank that an allgather out of
 // place makes of its own block, from that copy timed on its own at the call's working set until
-// every process of the host has copied (the copyOnly samples, which leave `samples`). Not the call out of place against in place: in place
-// its working set is smaller, and where that crosses a cache's size the difference holds the
-// whole call's slowing, not the copy's (2 ranks on the Zen 5 VM, 32 MiB of L3: a 16 MiB ring
+// every process of the host has copied (the copyOnly samples, which leave `samples`). Not the call
+// out of place against in place: in place its working set is smaller, and where that crosses a
+// cache's size the difference holds the whole call's slowing, not the copy's (2 ranks on the Zen 5 VM, 32 MiB of L3: a 16 MiB ring
 // allgather 1320 us out of place, 708 in place, 612 us for its 8 MiB copy where the copy on its
 // own took 206; the node's full-lane allgather, less that copy, then priced a leader allgather at
 // 644 us against 1314 measured). Every sample whose formula copies then pays its bytes at that
