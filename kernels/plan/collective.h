@@ -110,8 +110,9 @@ InPlaceAlias inPlaceAlias(const CollectiveArgs& a, int rank);
 // one member (a leader composition on one node).
 double oneRankCopyBytes(const CollectiveArgs& a);
 
-// Bytes of one rank's send and receive buffers together (the root's, for rooted calls): the call's
-// share of the host's memory traffic, for the cost model's cache term.
+// Bytes of one rank's send and receive buffers together (for rooted calls, the mean over the
+// communicator's ranks, the root's buffers with the others'): the call's share of the host's
+// memory traffic, for the cost model's cache term.
 double rankWorkingSetBytes(const CollectiveArgs& a);
 
 }  // namespace strata

@@ -6,6 +6,7 @@
 #include <string>
 #include <utility>
 
+#include "kernels/plan/collective.h"
 #include "kernels/plan/node_costs.h"
 #include "src/tuning/cost_model.h"
 
@@ -168,6 +169,25 @@ TEST(CostModel, TheCurveInterpolatesInTheLogOfTheWorkingSet) {
   for (size_t k = 0; k < BandwidthCurve::kMaxPoints; ++k) EXPECT_TRUE(full.add({1.0 + k, 1, 1}));
   EXPECT_FALSE(full.add({100, 1, 1})) << "a full curve refuses a point";
   EXPECT_FALSE(BandwidthCurve{}.add({0, 1, 1})) << "so does a working set of 0 bytes";
+}
+
+// The working set the curves are read at is what the ranks' buffers hold: a rooted call's root has
+// the buffer the others lack, and a rank counts only its own (the mean over the communicator).
+TEST(CostModel, ARootedCallsWorkingSetIsItsRanksBuffersOnAverage) {
+  CollectiveArgs a;
+  a.type = strataFloat32;
+  a.count = 1000;
+  a.commSize = 4;
+  a.coll = Collective::kReduce;  // the root: send and receive; the others: send
+  a.root = 2;
+  EXPECT_DOUBLE_EQ(rankWorkingSetBytes(a), (2 + 3 * 1) * 1000 * 4 / 4.0);
+  a.coll = Collective::kGather;  // the root: its block and every block; the others: their block
+  EXPECT_DOUBLE_EQ(rankWorkingSetBytes(a), (1 + 4 + 3 * 1) * 1000 * 4 / 4.0);
+  a.coll = Collective::kAllReduce;  // every rank alike
+  EXPECT_DOUBLE_EQ(rankWorkingSetBytes(a), 2 * 1000 * 4);
+  a.coll = Collective::kReduce;
+  a.commSize = 1;  // one rank: its own buffers
+  EXPECT_DOUBLE_EQ(rankWorkingSetBytes(a), 2 * 1000 * 4);
 }
 
 // A curve that carries alpha reads it like beta (held below and above, linear in the log between);
