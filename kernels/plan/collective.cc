@@ -118,22 +118,22 @@ double oneRankCopyBytes(const CollectiveArgs& a) {
 }
 
 double rankWorkingSetBytes(const CollectiveArgs& a) {
-  // The buffers a rank holds: a rooted call's other ranks lack the buffer only the root has.
+  const double elemSize = static_cast<double>(a.elemSize());
+  const int p = std::max(1, a.commSize);
+  if (!specOf(a.coll).rooted || p == 1) {  // every rank alike (an exscan's rank 0 as the others)
+    return static_cast<double>(sendUse(a, 0).elems + recvUse(a, 0).elems) * elemSize;
+  }
+  // A rooted call: the mean of the root's buffers and the p - 1 others' (all alike), which lack
+  // the buffer only the root has; the host's processes' buffers add up to this times their
+  // number. The root's for every rank counted a node reduce's calibration sample at 4 MiB on 2x4
+  // as 64 MiB where its buffers held 40, and the node reduce of a leader reduce-scatter's call of
+  // 36 MiB read the node's curve below the L3's knee that sample sat above (priced 1364 us where
+  // the same reduce had measured 1768).
   auto held = [&a](int rank) {
     const BufferUse send = sendUse(a, rank), recv = recvUse(a, rank);
     return static_cast<double>((send.used ? send.elems : 0) + (recv.used ? recv.elems : 0));
   };
-  const int p = std::max(1, a.commSize);
-  if (!specOf(a.coll).rooted || p == 1) {  // every rank alike (an exscan's rank 0 as the others)
-    return static_cast<double>(sendUse(a, 0).elems + recvUse(a, 0).elems) * static_cast<double>(a.elemSize());
-  }
-  // The root's and the p - 1 others' (all alike), as their mean: the host's processes' buffers add
-  // up to this times their number. The root's alone for every rank counted a node reduce's
-  // calibration sample at 4 MiB on 2x4 as 64 MiB where its buffers held 40, and the node reduce of
-  // a leader reduce-scatter's call of 36 MiB read the node's curve below the L3's knee that sample
-  // sat above (priced 1364 us where the same reduce had measured 1768).
-  const double others = held((a.root + 1) % p) * (p - 1);
-  return (held(a.root) + others) / p * static_cast<double>(a.elemSize());
+  return (held(a.root) + (p - 1) * held((a.root + 1) % p)) / p * elemSize;
 }
 
 const char* collectiveName(Collective c) {

@@ -180,14 +180,14 @@ TEST(CostModel, ARootedCallsWorkingSetIsItsRanksBuffersOnAverage) {
   a.commSize = 4;
   a.coll = Collective::kReduce;  // the root: send and receive; the others: send
   a.root = 2;
-  EXPECT_DOUBLE_EQ(rankWorkingSetBytes(a), (2 + 3 * 1) * 1000 * 4 / 4.0);
+  EXPECT_DOUBLE_EQ(rankWorkingSetBytes(a), (2 + 3 * 1) * 1000 * 4 / 4.0) << "reduce of 1000 floats, root 2 of 4";
   a.coll = Collective::kGather;  // the root: its block and every block; the others: their block
-  EXPECT_DOUBLE_EQ(rankWorkingSetBytes(a), (1 + 4 + 3 * 1) * 1000 * 4 / 4.0);
+  EXPECT_DOUBLE_EQ(rankWorkingSetBytes(a), (1 + 4 + 3 * 1) * 1000 * 4 / 4.0) << "gather of 1000 floats, root 2 of 4";
   a.coll = Collective::kAllReduce;  // every rank alike
-  EXPECT_DOUBLE_EQ(rankWorkingSetBytes(a), 2 * 1000 * 4);
+  EXPECT_DOUBLE_EQ(rankWorkingSetBytes(a), 2 * 1000 * 4) << "allreduce of 1000 floats on 4";
   a.coll = Collective::kReduce;
   a.commSize = 1;  // one rank: its own buffers
-  EXPECT_DOUBLE_EQ(rankWorkingSetBytes(a), 2 * 1000 * 4);
+  EXPECT_DOUBLE_EQ(rankWorkingSetBytes(a), 2 * 1000 * 4) << "reduce of 1000 floats on 1";
 }
 
 // A curve that carries alpha reads it like beta (held below and above, linear in the log between);
