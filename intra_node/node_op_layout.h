@@ -35,12 +35,14 @@ inline void partOf(size_t count, size_t C, size_t c, size_t* offset, size_t* n) 
 }
 
 // Plain or streaming stores for a node op's large pieces, chosen by how fast each ran the op: the
-// two kinds alternate for the first four runs, then the faster runs, the other every 8th run. A
-// run faster than its kind's figure replaces it, a slower one is averaged in: an op's first runs
-// are cold (its slots' first touch, the caller's buffers just filled), and with plain's two tries
-// first, both cold, and a running average that kept 3/4 of the old figure, streaming won and
-// plain's retries took a hundred runs to win back (a 2-rank 256 KiB node reduce-scatter streamed
-// at 25 us where plain stores ran it in 17 us).
+// two kinds alternate for the first four runs (and until both have a time), then the faster runs,
+// the other every 8th run. A run faster than its kind's figure replaces it, a slower one is
+// averaged in: an op's first runs are cold (its slots' first touch, the caller's buffers just
+// filled), and with plain's two tries first, both cold, and a running average that kept 3/4 of the
+// old figure, streaming won and plain's retries took a hundred runs to win back (a 2-rank 256 KiB
+// node reduce-scatter streamed at 25 us where plain stores ran it in 17 us).
+// A run's time is the team's (NodeTeam::run): from this member's start until every member has read
+// the run's last round, which is known only later, so records may trail the runs by a few.
 struct StoreChoice {
   double seconds[2] = {0, 0};  // per kind (0 plain, 1 streaming): the op's time as figured above
   bool tried[2] = {false, false};
@@ -49,7 +51,7 @@ struct StoreChoice {
   // The kind of the next run: true for streaming stores.
   bool next() {
     const uint64_t r = runs++;
-    if (r < 4) return r % 2 == 1;
+    if (r < 4 || !tried[0] || !tried[1]) return r % 2 == 1;
     return (seconds[1] < seconds[0]) != (r % 8 == 7);
   }
   // That run, of kind `stream`, took `t` seconds.
@@ -58,6 +60,29 @@ struct StoreChoice {
     seconds[k] = !tried[k] || t < seconds[k] ? t : 0.5 * (seconds[k] + t);
     tried[k] = true;
   }
+};
+
+// Runs of an op whose team time is not known yet: the last round each ran, its place in the team's
+// count of node ops, its kind of store and when this member started it (nanoseconds of the host's
+// monotonic clock). The oldest drop out when more are waiting than it holds.
+struct PendingStoreRuns {
+  struct Run {
+    uint64_t lastRound = 0;
+    uint64_t op = 0;
+    bool stream = false;
+    int64_t startNs = 0;
+  };
+  static constexpr size_t kHeld = 4;
+  Run run[kHeld];
+  size_t head = 0, count = 0;
+
+  void push(const Run& r) {
+    if (count == kHeld) head = (head + 1) % kHeld, --count;
+    run[(head + count) % kHeld] = r;
+    ++count;
+  }
+  const Run& oldest() const { return run[head]; }
+  void pop() { head = (head + 1) % kHeld, --count; }
 };
 
 // What run() needs to know about a node op beyond its description, for one element size and slot
@@ -76,6 +101,7 @@ struct NodeOpLayout {
   // lately (copyIntoSlot says why it varies); the other kind is retried now and then.
   bool largePieces = false;
   StoreChoice stores;
+  PendingStoreRuns pendingStores;
 };
 
 // The most bytes any member puts into its slot for the whole op (one round).

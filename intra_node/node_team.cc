@@ -25,10 +25,21 @@ struct InlineArea {
   InlineLine line[kInlineLines];
 };
 
+// When a member finished reading a node op's last round, on the host's monotonic clock
+// (steady_clock: one clock for every process of the host). `round` (the op's last) is written
+// around `ns` as a sequence lock's count (0 while it changes), so a reader that finds the same round
+// before and after has that op's time.
+struct RunEnd {
+  std::atomic<uint64_t> round;
+  std::atomic<int64_t> ns;
+};
+constexpr size_t kRunEnds = 8;  // the last node ops' ends, by the team's count of ops mod 8
+
 struct alignas(128) NodeTeam::Control {
   InlineArea inlined[2];
   std::atomic<uint64_t> ready;           // last round whose pieces this member published
   std::atomic<uint64_t> consumed;        // last round this member finished reading
+  RunEnd runEnd[kRunEnds];
   std::atomic<uint64_t> dataGeneration;  // data segment generation this member has mapped
   std::atomic<int64_t> pid;
   char mailbox[NodeTeam::kMailboxBytes];  // exchange(): written before a barrier, read after it
@@ -72,6 +83,54 @@ Status teamWait(const WaitPolicy& policy, const Progress* progress, Done done, W
 }  // namespace
 
 NodeTeam::~NodeTeam() = default;
+
+namespace {
+
+int64_t nowNs() { return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch()).count(); }
+
+void publishRunEnd(RunEnd& t, uint64_t round) {
+  t.round.store(0, std::memory_order_relaxed);
+  std::atomic_thread_fence(std::memory_order_release);
+  t.ns.store(nowNs(), std::memory_order_relaxed);
+  t.round.store(round, std::memory_order_release);
+}
+
+// The end of the op whose last round is `round`; false when `t` holds another op's (or is being
+// written).
+bool runEndOf(const RunEnd& t, uint64_t round, int64_t* ns) {
+  if (t.round.load(std::memory_order_acquire) != round) return false;
+  *ns = t.ns.load(std::memory_order_relaxed);
+  std::atomic_thread_fence(std::memory_order_acquire);
+  return t.round.load(std::memory_order_relaxed) == round;
+}
+
+}  // namespace
+
+// The store choice judges a run by the team's time, not this member's: its stores' kind shows in
+// the time the members that read its pieces take (a streamed line reaches the reader from memory,
+// not from the writer's cache), and a member that only writes (a gather's, a broadcast's root) is
+// done before any of that. Each member publishes when it finished reading the op's last round;
+// once all have, the latest of those, less this member's start, is the run's time. Runs still
+// being read stay pending (nothing here waits); a run eight node ops old is dropped unrecorded.
+void NodeTeam::settleStoreTimes(NodeOpLayout* layout) {
+  const auto* ctl = reinterpret_cast<const Control*>(static_cast<const char*>(control_.data()) + kHeaderBytes);
+  PendingStoreRuns& pending = layout->pendingStores;
+  while (pending.count > 0) {
+    const PendingStoreRuns::Run& r = pending.oldest();
+    for (int j = 0; j < members_; ++j) {
+      if (ctl[j].consumed.load(std::memory_order_acquire) < r.lastRound) return;  // still being read
+    }
+    int64_t end = r.startNs;
+    bool known = true;
+    for (int j = 0; j < members_ && known; ++j) {
+      int64_t ns = 0;
+      known = runEndOf(ctl[j].runEnd[r.op % kRunEnds], r.lastRound, &ns);
+      end = std::max(end, ns);
+    }
+    if (known) layout->stores.record(r.stream, 1e-9 * static_cast<double>(end - r.startNs));  // else overwritten: no record
+    pending.pop();
+  }
+}
 
 void NodeTeam::attachDeviceSlots(std::vector<char*> bases, size_t slotBytes) {
   deviceSlotBase_ = std::move(bases);
@@ -268,10 +327,11 @@ Status NodeTeam::run(const NodeOpCall& call) {
   const size_t C = layout->rounds;
   // Plain or streaming stores for the large pieces (StoreChoice).
   bool stream = false;
-  Clock::time_point started{};
+  int64_t startedNs = 0;
   if (layout->largePieces) {
+    settleStoreTimes(layout);
     stream = layout->stores.next();
-    started = Clock::now();
+    startedNs = nowNs();
   }
 
   std::vector<std::vector<size_t>>& partOffset = partOffset_;
@@ -376,10 +436,12 @@ Status NodeTeam::run(const NodeOpCall& call) {
     if (dev) {
       STRATA_CHECK(waitForDevice(call, strformat("%s round %zu of %zu: this member's reads of the slots", d.what, c + 1, C)));
     }
+    if (c + 1 == C && !inl) publishRunEnd(ctl[me_].runEnd[ops_ % kRunEnds], s);  // inline ops store nothing large
     ctl[me_].consumed.store(s, std::memory_order_release);
   }
   round_ += C;
-  if (layout->largePieces) layout->stores.record(stream, std::chrono::duration<double>(Clock::now() - started).count());
+  if (layout->largePieces) layout->pendingStores.push({round_, ops_, stream, startedNs});
+  ++ops_;
   return Status::Ok();
 }
 

@@ -31,6 +31,8 @@
 
 namespace strata {
 
+struct NodeOpLayout;
+
 // How the members of a team find each other's segment at creation: the communicator implements it
 // over the node's MPI communicator; tests implement it over fork.
 class NodeBootstrap {
@@ -88,6 +90,8 @@ class NodeTeam final : public NodeOpRunner {
   char* deviceSlot(int member, uint64_t round) const;
   // Waits (bounded) until the device work this member enqueued so far has completed.
   Status waitForDevice(const NodeOpCall& call, const std::string& what);
+  // Records the team times of this op's earlier runs that every member has finished reading.
+  void settleStoreTimes(NodeOpLayout* layout);
 
   int members_ = 0;
   int me_ = 0;
@@ -97,6 +101,7 @@ class NodeTeam final : public NodeOpRunner {
   size_t slotBytes_ = 0;
   uint64_t dataGeneration_ = 0;
   uint64_t round_ = 0;  // rounds this team has run; the same on every member between node ops
+  uint64_t ops_ = 0;    // node ops this team has run; likewise
   uint32_t barrierSense_ = 0;
   // Reused between calls, so a node op allocates nothing once warm.
   std::vector<std::vector<size_t>> partOffset_;

@@ -237,6 +237,35 @@ TEST(NodeTeam, AKilledMemberLeavesNothingAndTheOthersTimeOutNamingIt) {
   munmap(report, 4096);
 }
 
+// A broadcast's root only writes: the op is over for it once its pieces are in its slot, and what
+// its kind of store costs shows in its reader's time. The root's figures for both kinds must be
+// the team's time, here at least the reader's 20 ms late start of every run; the root's own part
+// takes microseconds.
+TEST(NodeTeam, TheStoreChoiceTimesARunUntilEveryMemberHasReadIt) {
+  const std::vector<int> st = runTeam(2, [&](NodeTeam& team, int me) {
+    const size_t count = 16384;  // 64 KiB: one round of large pieces
+    std::vector<float> send(count, static_cast<float>(me + 1)), recv(count, -1.0f);
+    const Slice in{BufferId::kSend, 0, count}, out{BufferId::kRecv, 0, count};
+    const NodeOpDesc d = nodeBroadcast(teamGroup(2, me), 0, in, out);
+    for (int run = 0; run < 4; ++run) {
+      if (me == 1) usleep(20000);
+      if (!team.run(callFor(d, send.data(), recv.data())).ok()) return 1;
+      if (me == 1 && recv[count - 1] != 1.0f) return 2;
+    }
+    // Every member has read all four runs once both pass the barrier; the fifth run settles them.
+    if (!team.barrier(std::chrono::steady_clock::now() + std::chrono::seconds(10), "test").ok()) return 3;
+    if (!team.run(callFor(d, send.data(), recv.data())).ok()) return 4;
+    if (me != 0) return 0;  // the reader stores nothing into its slot: it has no choice to make
+    const auto* layout = static_cast<const NodeOpLayout*>(d.runnerState.get());
+    if (layout == nullptr || !layout->largePieces) return 5;
+    const StoreChoice& c = layout->stores;
+    if (!c.tried[0] || !c.tried[1]) return 6;
+    std::fprintf(stderr, "root's figures: plain %.1f ms, streaming %.1f ms\n", c.seconds[0] * 1e3, c.seconds[1] * 1e3);
+    return c.seconds[0] >= 0.015 && c.seconds[1] >= 0.015 ? 0 : 7;
+  });
+  for (int k = 0; k < 2; ++k) EXPECT_EQ(st[static_cast<size_t>(k)], 0) << "member " << k;
+}
+
 }  // namespace
 }  // namespace strata
 
@@ -264,6 +293,19 @@ TEST(StoreChoice, TriesBothKindsThenKeepsTheFasterRetryingTheOther) {
   EXPECT_EQ(std::count(later.begin(), later.end(), true), 4) << "streaming, the slower, only as every 8th run's retry";
   const std::vector<bool> streamed = storeRuns(3e-5, 2e-5, 0, 0, 4, 36);
   EXPECT_EQ(std::count(streamed.begin(), streamed.end(), false), 4) << "and plain alike when streaming is faster";
+}
+
+TEST(StoreChoice, AlternatesUntilBothKindsHaveATime) {
+  // Team times come in a few runs late (NodeTeam::run): until both kinds have one, neither is kept.
+  StoreChoice c;
+  std::vector<bool> kinds;
+  for (int r = 0; r < 8; ++r) kinds.push_back(c.next());
+  EXPECT_EQ(kinds, (std::vector<bool>{false, true, false, true, false, true, false, true}));
+  c.record(false, 1e-5);
+  EXPECT_FALSE(c.next());  // run 8: plain's time alone, so plain again (r % 2 == 0)
+  EXPECT_TRUE(c.next());   // and streaming, still without a time
+  c.record(true, 2e-5);
+  EXPECT_FALSE(c.next());  // both known: plain, the faster
 }
 
 TEST(StoreChoice, ColdFirstRunsDoNotLockInTheSlowerKind) {
