@@ -41,8 +41,8 @@ inline void partOf(size_t count, size_t C, size_t c, size_t* offset, size_t* n) 
 // filled), and with plain's two tries first, both cold, and a running average that kept 3/4 of the
 // old figure, streaming won and plain's retries took a hundred runs to win back (a 2-rank 256 KiB
 // node reduce-scatter streamed at 25 us where plain stores ran it in 17 us).
-// A run's time is the team's (NodeTeam::run): from this member's start until every member has read
-// the run's last round, which is known only later, so records may trail the runs by a few.
+// A run's time is the team's (NodeTeam::run): from the last member's start until every member has
+// read the run's last round, which is known only later, so records may trail the runs by a few.
 struct StoreChoice {
   double seconds[2] = {0, 0};  // per kind (0 plain, 1 streaming): the op's time as figured above
   bool tried[2] = {false, false};
@@ -63,14 +63,12 @@ struct StoreChoice {
 };
 
 // Runs of an op whose team time is not known yet: the last round each ran, its place in the team's
-// count of node ops, its kind of store and when this member started it (nanoseconds of the host's
-// monotonic clock). The oldest drop out when more are waiting than it holds.
+// count of node ops and its kind of store. The oldest drop out when more are waiting than it holds.
 struct PendingStoreRuns {
   struct Run {
     uint64_t lastRound = 0;
     uint64_t op = 0;
     bool stream = false;
-    int64_t startNs = 0;
   };
   static constexpr size_t kHeld = 4;
   Run run[kHeld];

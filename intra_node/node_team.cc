@@ -25,13 +25,13 @@ struct InlineArea {
   InlineLine line[kInlineLines];
 };
 
-// When a member finished reading a node op's last round, on the host's monotonic clock
-// (steady_clock: one clock for every process of the host). `round` (the op's last) is written
-// around `ns` as a sequence lock's count (0 while it changes), so a reader that finds the same round
-// before and after has that op's time.
+// When a member started a node op and when it finished reading the op's last round, on the host's
+// monotonic clock (steady_clock: one clock for every process of the host). `round` (the op's last)
+// is written around the times as a sequence lock's count (0 while they change), so a reader that
+// finds the same round before and after has that op's times.
 struct RunEnd {
   std::atomic<uint64_t> round;
-  std::atomic<int64_t> ns;
+  std::atomic<int64_t> startNs, endNs;
 };
 constexpr size_t kRunEnds = 8;  // the last node ops' ends, by the team's count of ops mod 8
 
@@ -88,18 +88,20 @@ namespace {
 
 int64_t nowNs() { return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch()).count(); }
 
-void publishRunEnd(RunEnd& t, uint64_t round) {
+void publishRunEnd(RunEnd& t, uint64_t round, int64_t startNs) {
   t.round.store(0, std::memory_order_relaxed);
   std::atomic_thread_fence(std::memory_order_release);
-  t.ns.store(nowNs(), std::memory_order_relaxed);
+  t.startNs.store(startNs, std::memory_order_relaxed);
+  t.endNs.store(nowNs(), std::memory_order_relaxed);
   t.round.store(round, std::memory_order_release);
 }
 
-// The end of the op whose last round is `round`; false when `t` holds another op's (or is being
-// written).
-bool runEndOf(const RunEnd& t, uint64_t round, int64_t* ns) {
+// The start and end of the op whose last round is `round`; false when `t` holds another op's (or
+// is being written).
+bool runEndOf(const RunEnd& t, uint64_t round, int64_t* startNs, int64_t* endNs) {
   if (t.round.load(std::memory_order_acquire) != round) return false;
-  *ns = t.ns.load(std::memory_order_relaxed);
+  *startNs = t.startNs.load(std::memory_order_relaxed);
+  *endNs = t.endNs.load(std::memory_order_relaxed);
   std::atomic_thread_fence(std::memory_order_acquire);
   return t.round.load(std::memory_order_relaxed) == round;
 }
@@ -109,9 +111,12 @@ bool runEndOf(const RunEnd& t, uint64_t round, int64_t* ns) {
 // The store choice judges a run by the team's time, not this member's: its stores' kind shows in
 // the time the members that read its pieces take (a streamed line reaches the reader from memory,
 // not from the writer's cache), and a member that only writes (a gather's, a broadcast's root) is
-// done before any of that. Each member publishes when it finished reading the op's last round;
-// once all have, the latest of those, less this member's start, is the run's time. Runs still
-// being read stay pending (nothing here waits); a run eight node ops old is dropped unrecorded.
+// done before any of that. Each member publishes when it started the op and when it finished
+// reading its last round; once all have, the run's time is from the last start to the last end:
+// what the op took once the whole team was in it, the same figure on every member, so all choose
+// alike (each member timing from its own start, on 8 processes taking turns on 2 cores, caught its
+// own late arrivals, and the members kept different kinds). Runs still being read stay pending
+// (nothing here waits); a run eight node ops old is dropped unrecorded.
 void NodeTeam::settleStoreTimes(NodeOpLayout* layout) {
   const auto* ctl = reinterpret_cast<const Control*>(static_cast<const char*>(control_.data()) + kHeaderBytes);
   PendingStoreRuns& pending = layout->pendingStores;
@@ -120,14 +125,15 @@ void NodeTeam::settleStoreTimes(NodeOpLayout* layout) {
     for (int j = 0; j < members_; ++j) {
       if (ctl[j].consumed.load(std::memory_order_acquire) < r.lastRound) return;  // still being read
     }
-    int64_t end = r.startNs;
+    int64_t start = 0, end = 0;
     bool known = true;
     for (int j = 0; j < members_ && known; ++j) {
-      int64_t ns = 0;
-      known = runEndOf(ctl[j].runEnd[r.op % kRunEnds], r.lastRound, &ns);
-      end = std::max(end, ns);
+      int64_t s = 0, e = 0;
+      known = runEndOf(ctl[j].runEnd[r.op % kRunEnds], r.lastRound, &s, &e);
+      start = std::max(start, s);
+      end = std::max(end, e);
     }
-    if (known) layout->stores.record(r.stream, 1e-9 * static_cast<double>(end - r.startNs));  // else overwritten: no record
+    if (known) layout->stores.record(r.stream, 1e-9 * static_cast<double>(end - start));  // else overwritten: no record
     pending.pop();
   }
 }
@@ -327,12 +333,11 @@ Status NodeTeam::run(const NodeOpCall& call) {
   const size_t C = layout->rounds;
   // Plain or streaming stores for the large pieces (StoreChoice).
   bool stream = false;
-  int64_t startedNs = 0;
   if (layout->largePieces) {
     settleStoreTimes(layout);
     stream = layout->stores.next();
-    startedNs = nowNs();
   }
+  const int64_t startedNs = layout->inlined ? 0 : nowNs();  // inline ops store nothing large
 
   std::vector<std::vector<size_t>>& partOffset = partOffset_;
   if (partOffset.size() < static_cast<size_t>(n)) partOffset.resize(static_cast<size_t>(n));
@@ -436,11 +441,11 @@ Status NodeTeam::run(const NodeOpCall& call) {
     if (dev) {
       STRATA_CHECK(waitForDevice(call, strformat("%s round %zu of %zu: this member's reads of the slots", d.what, c + 1, C)));
     }
-    if (c + 1 == C && !inl) publishRunEnd(ctl[me_].runEnd[ops_ % kRunEnds], s);  // inline ops store nothing large
+    if (c + 1 == C && !inl) publishRunEnd(ctl[me_].runEnd[ops_ % kRunEnds], s, startedNs);  // inline ops store nothing large
     ctl[me_].consumed.store(s, std::memory_order_release);
   }
   round_ += C;
-  if (layout->largePieces) layout->pendingStores.push({round_, ops_, stream, startedNs});
+  if (layout->largePieces) layout->pendingStores.push({round_, ops_, stream});
   ++ops_;
   return Status::Ok();
 }

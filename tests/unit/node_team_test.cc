@@ -239,22 +239,37 @@ TEST(NodeTeam, AKilledMemberLeavesNothingAndTheOthersTimeOutNamingIt) {
 
 // A broadcast's root only writes: the op is over for it once its pieces are in its slot, and what
 // its kind of store costs shows in its reader's time. The root's figures for both kinds must be
-// the team's time, here at least the reader's 20 ms late start of every run; the root's own part
-// takes microseconds.
+// the team's time from the last start, here at least 15 ms: the root starts 10 ms after the reader,
+// which, waiting for it, is held 30 ms (in the progress it drives while it waits); the root's own
+// part takes microseconds.
 TEST(NodeTeam, TheStoreChoiceTimesARunUntilEveryMemberHasReadIt) {
   const std::vector<int> st = runTeam(2, [&](NodeTeam& team, int me) {
     const size_t count = 16384;  // 64 KiB: one round of large pieces
     std::vector<float> send(count, static_cast<float>(me + 1)), recv(count, -1.0f);
     const Slice in{BufferId::kSend, 0, count}, out{BufferId::kRecv, 0, count};
     const NodeOpDesc d = nodeBroadcast(teamGroup(2, me), 0, in, out);
+    bool held = false;
+    NodeOpCall call = callFor(d, send.data(), recv.data());
+    if (me == 1) {
+      call.progressContext = &held;
+      call.progress = [](void* heldFlag) {
+        bool& h = *static_cast<bool*>(heldFlag);
+        if (!h) usleep(30000);
+        h = true;
+      };
+    }
+    const auto soon = [] { return std::chrono::steady_clock::now() + std::chrono::seconds(10); };
     for (int run = 0; run < 4; ++run) {
-      if (me == 1) usleep(20000);
-      if (!team.run(callFor(d, send.data(), recv.data())).ok()) return 1;
-      if (me == 1 && recv[count - 1] != 1.0f) return 2;
+      held = false;
+      if (!team.barrier(soon(), "test").ok()) return 3;  // the reader is there first
+      if (me == 0) usleep(10000);
+      if (!team.run(call).ok()) return 1;
+      if (me == 1 && (recv[count - 1] != 1.0f || !held)) return 2;
     }
     // Every member has read all four runs once both pass the barrier; the fifth run settles them.
-    if (!team.barrier(std::chrono::steady_clock::now() + std::chrono::seconds(10), "test").ok()) return 3;
-    if (!team.run(callFor(d, send.data(), recv.data())).ok()) return 4;
+    if (!team.barrier(soon(), "test").ok()) return 3;
+    held = true;
+    if (!team.run(call).ok()) return 4;
     if (me != 0) return 0;  // the reader stores nothing into its slot: it has no choice to make
     const auto* layout = static_cast<const NodeOpLayout*>(d.runnerState.get());
     if (layout == nullptr || !layout->largePieces) return 5;
@@ -264,6 +279,36 @@ TEST(NodeTeam, TheStoreChoiceTimesARunUntilEveryMemberHasReadIt) {
     return c.seconds[0] >= 0.015 && c.seconds[1] >= 0.015 ? 0 : 7;
   });
   for (int k = 0; k < 2; ++k) EXPECT_EQ(st[static_cast<size_t>(k)], 0) << "member " << k;
+}
+
+// Every member figures a run from the same published times (the last start to the last end), so
+// the members of an op that all store large pieces hold the same figures and choose alike.
+TEST(NodeTeam, TheMembersOfAnOpHoldTheSameStoreFigures) {
+  const int n = 3;
+  const std::vector<int> st = runTeam(n, [&](NodeTeam& team, int me) {
+    const size_t count = 16384;  // per member: 64 KiB, large pieces
+    std::vector<float> send(count * n, 1.0f), recv(count * n, -1.0f);
+    const Slice out{BufferId::kRecv, 0, count * n};
+    std::vector<std::vector<Slice>> pieces;
+    for (int k = 0; k < n; ++k) pieces.push_back({out.sub(static_cast<size_t>(k) * count, count)});
+    const NodeOpDesc d = nodeAllGather(teamGroup(n, me), pieces);
+    const NodeOpCall call = callFor(d, send.data(), recv.data());
+    const auto soon = [] { return std::chrono::steady_clock::now() + std::chrono::seconds(10); };
+    for (int run = 0; run < 6; ++run) {
+      if (!team.run(call).ok()) return 1;
+    }
+    if (!team.barrier(soon(), "test").ok()) return 2;
+    if (!team.run(call).ok()) return 3;  // settles the six
+    const auto* layout = static_cast<const NodeOpLayout*>(d.runnerState.get());
+    if (layout == nullptr || !layout->largePieces || !layout->stores.tried[0] || !layout->stores.tried[1]) return 4;
+    double mine[2] = {layout->stores.seconds[0], layout->stores.seconds[1]}, all[n][2];
+    if (!team.exchange(mine, sizeof(mine), all, 10).ok()) return 5;
+    for (int k = 0; k < n; ++k) {
+      if (all[k][0] != mine[0] || all[k][1] != mine[1]) return 6;
+    }
+    return 0;
+  });
+  for (int k = 0; k < n; ++k) EXPECT_EQ(st[static_cast<size_t>(k)], 0) << "member " << k;
 }
 
 }  // namespace
