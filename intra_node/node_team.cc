@@ -113,10 +113,11 @@ bool runEndOf(const RunEnd& t, uint64_t round, int64_t* startNs, int64_t* endNs)
 // not from the writer's cache), and a member that only writes (a gather's, a broadcast's root) is
 // done before any of that. Each member publishes when it started the op and when it finished
 // reading its last round; once all have, the run's time is from the last start to the last end:
-// what the op took once the whole team was in it, the same figure on every member, so all choose
-// alike (each member timing from its own start, on 8 processes taking turns on 2 cores, caught its
-// own late arrivals, and the members kept different kinds). Runs still being read stay pending
-// (nothing here waits); a run eight node ops old is dropped unrecorded.
+// what the op took once the whole team was in it, the same figure on every member, so members that
+// have recorded the same runs choose alike (each member timing from its own start, on 8 processes
+// taking turns on 2 cores, caught its own late arrivals, and the members' kinds parted). Runs
+// still being read stay pending (nothing here waits), so a member may choose before the last run
+// is in; a run eight node ops old is dropped unrecorded.
 void NodeTeam::settleStoreTimes(NodeOpLayout* layout) {
   const auto* ctl = reinterpret_cast<const Control*>(static_cast<const char*>(control_.data()) + kHeaderBytes);
   PendingStoreRuns& pending = layout->pendingStores;
