@@ -29,17 +29,17 @@ struct InlineArea {
 // monotonic clock (steady_clock: one clock for every process of the host). `round` (the op's last)
 // is written around the times as a sequence lock's count (0 while they change), so a reader that
 // finds the same round before and after has that op's times.
-struct RunEnd {
+struct RunTimes {
   std::atomic<uint64_t> round;
   std::atomic<int64_t> startNs, endNs;
 };
-constexpr size_t kRunEnds = 8;  // the last node ops' ends, by the team's count of ops mod 8
+constexpr size_t kRunTimes = 8;  // the last node ops' times, by the team's count of ops mod 8
 
 struct alignas(128) NodeTeam::Control {
   InlineArea inlined[2];
   std::atomic<uint64_t> ready;           // last round whose pieces this member published
   std::atomic<uint64_t> consumed;        // last round this member finished reading
-  RunEnd runEnd[kRunEnds];
+  RunTimes runTimes[kRunTimes];
   std::atomic<uint64_t> dataGeneration;  // data segment generation this member has mapped
   std::atomic<int64_t> pid;
   char mailbox[NodeTeam::kMailboxBytes];  // exchange(): written before a barrier, read after it
@@ -88,7 +88,7 @@ namespace {
 
 int64_t nowNs() { return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch()).count(); }
 
-void publishRunEnd(RunEnd& t, uint64_t round, int64_t startNs) {
+void publishRunTimes(RunTimes& t, uint64_t round, int64_t startNs) {
   t.round.store(0, std::memory_order_relaxed);
   std::atomic_thread_fence(std::memory_order_release);
   t.startNs.store(startNs, std::memory_order_relaxed);
@@ -98,7 +98,7 @@ void publishRunEnd(RunEnd& t, uint64_t round, int64_t startNs) {
 
 // The start and end of the op whose last round is `round`; false when `t` holds another op's (or
 // is being written).
-bool runEndOf(const RunEnd& t, uint64_t round, int64_t* startNs, int64_t* endNs) {
+bool runTimesOf(const RunTimes& t, uint64_t round, int64_t* startNs, int64_t* endNs) {
   if (t.round.load(std::memory_order_acquire) != round) return false;
   *startNs = t.startNs.load(std::memory_order_relaxed);
   *endNs = t.endNs.load(std::memory_order_relaxed);
@@ -130,7 +130,7 @@ void NodeTeam::settleStoreTimes(NodeOpLayout* layout) {
     bool known = true;
     for (int j = 0; j < members_ && known; ++j) {
       int64_t s = 0, e = 0;
-      known = runEndOf(ctl[j].runEnd[r.op % kRunEnds], r.lastRound, &s, &e);
+      known = runTimesOf(ctl[j].runTimes[r.op % kRunTimes], r.lastRound, &s, &e);
       start = std::max(start, s);
       end = std::max(end, e);
     }
@@ -442,7 +442,7 @@ Status NodeTeam::run(const NodeOpCall& call) {
     if (dev) {
       STRATA_CHECK(waitForDevice(call, strformat("%s round %zu of %zu: this member's reads of the slots", d.what, c + 1, C)));
     }
-    if (c + 1 == C && !inl) publishRunEnd(ctl[me_].runEnd[ops_ % kRunEnds], s, startedNs);  // inline ops store nothing large
+    if (c + 1 == C && !inl) publishRunTimes(ctl[me_].runTimes[ops_ % kRunTimes], s, startedNs);  // inline ops store nothing large
     ctl[me_].consumed.store(s, std::memory_order_release);
   }
   round_ += C;

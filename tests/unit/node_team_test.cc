@@ -290,7 +290,8 @@ TEST(NodeTeam, TheMembersOfAnOpHoldTheSameStoreFigures) {
   const int n = 3;
   const std::vector<int> st = runTeam(n, [&](NodeTeam& team, int me) {
     const size_t count = 16384;  // per member: 64 KiB, large pieces
-    std::vector<float> send(count * n, 1.0f), recv(count * n, -1.0f);
+    std::vector<float> send(count * n, 0.0f), recv(count * n, -1.0f);  // in place: my piece is in recv
+    std::fill(recv.begin() + me * count, recv.begin() + (me + 1) * count, static_cast<float>(me + 1));
     const Slice out{BufferId::kRecv, 0, count * n};
     std::vector<std::vector<Slice>> pieces;
     for (int k = 0; k < n; ++k) pieces.push_back({out.sub(static_cast<size_t>(k) * count, count)});
@@ -301,12 +302,20 @@ TEST(NodeTeam, TheMembersOfAnOpHoldTheSameStoreFigures) {
       if (!team.barrier(soon(), "test").ok()) return 2;
       if (!team.run(call).ok()) return 1;
     }
+    for (size_t i = 0; i < recv.size(); ++i) {
+      if (recv[i] != static_cast<float>(i / count + 1)) return 3;  // member k's piece holds k + 1
+    }
     const auto* layout = static_cast<const NodeOpLayout*>(d.runnerState.get());
     if (layout == nullptr || !layout->largePieces || !layout->stores.tried[0] || !layout->stores.tried[1]) return 4;
     double mine[2] = {layout->stores.seconds[0], layout->stores.seconds[1]}, all[n][2];
+    if (!(mine[0] > 0 && mine[1] > 0)) return 7;
     if (!team.exchange(mine, sizeof(mine), all, 10).ok()) return 5;
     for (int k = 0; k < n; ++k) {
-      if (all[k][0] != mine[0] || all[k][1] != mine[1]) return 6;
+      if (all[k][0] != mine[0] || all[k][1] != mine[1]) {
+        std::fprintf(stderr, "member %d: plain %.3f us, streaming %.3f us; member %d: %.3f, %.3f\n", me, mine[0] * 1e6,
+                     mine[1] * 1e6, k, all[k][0] * 1e6, all[k][1] * 1e6);
+        return 6;
+      }
     }
     return 0;
   });
