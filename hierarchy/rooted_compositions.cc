@@ -49,21 +49,25 @@ void buildBroadcastLeader(PlanBuilder& b, const CollectiveArgs& a, const Topolog
   const Group team = t.nodeGroup(t.rank);
   const Slice in{BufferId::kSend, 0, a.count}, out{BufferId::kRecv, 0, a.count};
   const Group reps = representatives(t, a.root);
-  if (isRepresentative(t, a.root)) {
+  // On one node the root's copy of its send buffer into its receive buffer runs inside the node
+  // broadcast, round by round beside its writes into its slot, not before it as a level of one
+  // member (2 ranks on the development VM, out of place: 1 MiB in 53-60 us, 72-76 with the copy
+  // first; 4 MiB 186-207 against 251-261).
+  const bool oneNode = t.numNodes() == 1;
+  if (isRepresentative(t, a.root) && !oneNode) {
     NestedCall call(Collective::kBroadcast, a.count, rootNode(a, t), a.inPlace);
     buildLevel(b, a, call, reps, in, out, representativesLink(c.lane, t), 1);
   }
   const int rep = t.myNode() == rootNode(a, t) ? rootLocal(a, t) : 0;
   b.label("node-broadcast", 0);
-  b.nodeOp(nodeBroadcast(team, rep, out, out));
+  b.nodeOp(nodeBroadcast(team, rep, oneNode ? in : out, out));
 }
 
 double costBroadcastLeader(const CollectiveArgs& a, const Topology& t, const LevelCosts& c) {
   const int n = t.maxNodeSize(), N = t.numNodes();
   NestedCall call(Collective::kBroadcast, a.count, 0, false);
-  // On one node the root still copies its send buffer into its receive buffer (a level of one member).
-  return (N > 1 ? levelCost(a, call, N, representativesLink(c.lane, t)) : oneMemberLevelCost(a, call, c.node)) +
-         nodeBroadcastCost(callBytes(a), n, c.node);
+  if (N == 1) return nodeBroadcastCost(callBytes(a), n, c.node, !a.inPlace);
+  return levelCost(a, call, N, representativesLink(c.lane, t)) + nodeBroadcastCost(callBytes(a), n, c.node);
 }
 
 void buildReduceFullLane(PlanBuilder& b, const CollectiveArgs& a, const Topology& t, const LevelCosts& c) {

@@ -58,11 +58,13 @@ double nodePipeline(const LinkCost& c, int n, double rounds, Root&& root, Member
 // fits to a node reduce measured with the roots alone busy (perf/calibration_fit.h, fitAlone; 2x4
 // on the AMD VM: 0.54 of the busy node alpha, which had priced a leader broadcast's node step at
 // 64 KiB at 31 us of alpha alone, the whole step measuring about 25).
-double nodeBroadcastCost(double m, int n, const LinkCost& c) {
-  if (n <= 1) return 0;  // the compositions broadcast in place: a team of one moves nothing
+double nodeBroadcastCost(double m, int n, const LinkCost& c, bool rootCopies) {
+  // In place, a team of one moves nothing (the compositions' node broadcasts after a lane step).
+  if (n <= 1) return rootCopies ? c.beta * m : 0;
   const double rounds = nodeOpRounds(m, c);
-  auto side = [m](const LinkCost& k) { return k.beta * m; };
-  return rounds * nodeRootAlone(n, c).alpha + nodePipeline(c, n, rounds, side, side);
+  auto root = [m, rootCopies](const LinkCost& k) { return k.beta * m * (rootCopies ? 2 : 1); };
+  auto members = [m](const LinkCost& k) { return k.beta * m; };
+  return rounds * nodeRootAlone(n, c).alpha + nodePipeline(c, n, rounds, root, members);
 }
 double nodeReduceCost(double m, int n, const LinkCost& c) {
   if (n <= 1) return c.beta * m;

@@ -21,7 +21,9 @@ namespace strata {
 // (or, for the block collectives, the whole gathered buffer), n the team size.
 double nodeReduceScatterCost(double m, int n, const LinkCost& c);
 double nodeAllGatherCost(double m, int n, const LinkCost& c);
-double nodeBroadcastCost(double m, int n, const LinkCost& c);
+// `rootCopies`: the root also copies its send buffer into its receive buffer, round by round beside
+// its writes into its slot (a broadcast out of place whose root's node has no other step).
+double nodeBroadcastCost(double m, int n, const LinkCost& c, bool rootCopies = false);
 double nodeReduceCost(double m, int n, const LinkCost& c);
 double nodeAllReduceCost(double m, int n, const LinkCost& c);
 double nodeGatherCost(double m, int n, const LinkCost& c);

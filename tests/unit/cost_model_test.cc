@@ -388,6 +388,11 @@ TEST(CostModel, RootCentredNodeOpsRunTheirEndsAloneWhereEachProcessHasACore) {
   const double one = 64 << 10;
   EXPECT_NEAR(nodeBroadcastCost(one, 2, c), root.alpha + root.beta * one + members.beta * one, 1e-15)
       << "one round: each side alone, one after the other";
+  EXPECT_NEAR(nodeBroadcastCost(m, 2, c, true),
+              4 * root.alpha + 0.75 * 2 * 4e-10 * m + (2 * root.beta * m + members.beta * m) / 4, 1e-15)
+      << "the root copying its send buffer too: its side, twice the members', sets the pace";
+  EXPECT_NEAR(nodeBroadcastCost(m, 1, c, true), 4e-10 * m, 1e-15) << "a team of one: the root's copy alone";
+  EXPECT_EQ(nodeBroadcastCost(m, 1, c), 0) << "a team of one in place: nothing";
   LinkCost shared = c;
   shared.alone.coresShared = true;
   EXPECT_NEAR(nodeBroadcastCost(m, 2, shared), 4 * root.alpha + root.beta * m + members.beta * m, 1e-15)

@@ -727,6 +727,7 @@ TEST(PlanTiming, NodeOpsLastWhatTheNodeFormulasPrice) {
     }
     const std::vector<std::pair<Build, double>> cases = {
         {[&](const Group& g) { return nodeBroadcast(g, 1, out, out); }, nodeBroadcastCost(m, n, c)},
+        {[&](const Group& g) { return nodeBroadcast(g, 1, in, out); }, nodeBroadcastCost(m, n, c, true)},
         {[&](const Group& g) { return nodeScatter(g, 3, inPieces, pieces); }, nodeScatterCost(m, n, c)},
         {[&](const Group& g) { return nodeReduce(g, 2, in, out); }, nodeReduceCost(m, n, c)},
         {[&](const Group& g) { return nodeGather(g, 0, inPieces, pieces); }, nodeGatherCost(m, n, c)},
@@ -774,6 +775,38 @@ TEST(PlanTiming, TheFullLaneAllgatherFormulaCountsWhatItsPlanCopies) {
   ASSERT_TRUE(s.ok()) << s.message();
   const double formula = full->cost(a, topo, m.costs);
   EXPECT_NEAR(t.seconds / formula, 1.0, 0.02) << "simulated " << t.seconds << " s, formula " << formula;
+}
+
+// The leader broadcast on one node, out of place: the root copies its send buffer into its receive
+// buffer inside the node broadcast (no level step before it), and the formula prices that copy on
+// the root's side of the node op's pipeline; in place, the root copies nothing.
+TEST(PlanTiming, TheOneNodeLeaderBroadcastCopiesTheRootsBufferInsideItsNodeStep) {
+  const LinkCost node{1e-6, 1e-10, 0};
+  CollectiveArgs a;
+  a.coll = Collective::kBroadcast;
+  a.count = size_t{1} << 20;  // 4 MiB of floats: 16 rounds of 256 KiB
+  a.commSize = 4;
+  a.root = 2;
+  const HierAlgorithm* leader = findHier(a.coll, "leader");
+  ASSERT_NE(leader, nullptr);
+  Topology topo;
+  ASSERT_TRUE(Topology::fromShape({4}, 4, 2, &topo).ok());
+  const double m = 4.0 * static_cast<double>(a.count);
+  for (bool inPlace : {false, true}) {
+    a.inPlace = inPlace;
+    const Machine mc = machine(1, 4, LinkCost{0, 0, 0}, node).forCall(a);
+    const double formula = leader->cost(a, topo, mc.costs);
+    EXPECT_DOUBLE_EQ(formula, nodeBroadcastCost(m, 4, mc.costs.node, !inPlace)) << "in place " << inPlace;
+    PlanTiming t;
+    bool overBudget = false;
+    const Status s = timeAlgorithm(a, "leader", mc, 0, &t, &overBudget);
+    ASSERT_TRUE(s.ok()) << s.message();
+    EXPECT_NEAR(t.seconds / formula, 1.0, 1e-6) << "in place " << inPlace << ": simulated " << t.seconds
+                                                << " s, formula " << formula;
+  }
+  a.inPlace = false;
+  EXPECT_GT(nodeBroadcastCost(m, 4, node, true), nodeBroadcastCost(m, 4, node) + 0.9 * node.beta * m)
+      << "the root's copy is the slower side: it shows in every round";
 }
 
 // The leader broadcast on nodes of one rank: its node step broadcasts in place on a team of one

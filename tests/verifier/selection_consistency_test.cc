@@ -139,9 +139,10 @@ TEST(SelectionCopies, AnAllGatherPricesTheCopiesItsPlanMakes) {
 }
 
 // A leader composition on one node keeps its level of one member, whose plan still copies between
-// the level's buffers where they differ: the root's send buffer into its receive buffer (broadcast),
-// the node's sums into the scatter's buffer (reduce-scatter). The price holds that copy, and the
-// root's plan makes it; the allreduce's level is in place, and neither copies nor pays.
+// the level's buffers where they differ: the node's sums into the scatter's buffer (reduce-scatter).
+// The price holds that copy, and the root's plan makes it; the allreduce's level is in place, and
+// neither copies nor pays. The broadcast has no such level: its root copies its send buffer inside
+// the node broadcast, priced on the root's side of that node op, and its plan has no copy step.
 TEST(SelectionOneNode, LeaderCompositionsPayTheCopyOfTheirOneMemberLevel) {
   CostParams costs = defaultCostParams();
   Topology topo;
@@ -152,7 +153,7 @@ TEST(SelectionOneNode, LeaderCompositionsPayTheCopyOfTheirOneMemberLevel) {
     double copiedBytes;   // what the root's one-member level copies
   };
   const size_t m = 1 << 18;  // floats: 1 MiB
-  for (const Case& k : {Case{Collective::kBroadcast, m, 4.0 * m}, Case{Collective::kReduceScatter, m / 4, 4.0 * m},
+  for (const Case& k : {Case{Collective::kBroadcast, m, 0.0}, Case{Collective::kReduceScatter, m / 4, 4.0 * m},
                         Case{Collective::kAllReduce, m, 0.0}}) {
     CollectiveArgs a;
     a.coll = k.coll;
@@ -165,7 +166,7 @@ TEST(SelectionOneNode, LeaderCompositionsPayTheCopyOfTheirOneMemberLevel) {
       if (std::string(h->name) == "leader") leader = h;
     }
     ASSERT_NE(leader, nullptr) << collectiveName(k.coll);
-    const double withoutLevel = k.coll == Collective::kBroadcast ? nodeBroadcastCost(4.0 * m, 4, priced.node)
+    const double withoutLevel = k.coll == Collective::kBroadcast ? nodeBroadcastCost(4.0 * m, 4, priced.node, true)
                                 : k.coll == Collective::kReduceScatter
                                     ? nodeReduceCost(4.0 * m, 4, priced.node) + nodeScatterCost(4.0 * m, 4, priced.node)
                                     : nodeReduceCost(4.0 * m, 4, priced.node) + nodeBroadcastCost(4.0 * m, 4, priced.node);
