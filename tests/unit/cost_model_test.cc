@@ -388,9 +388,16 @@ TEST(CostModel, RootCentredNodeOpsRunTheirEndsAloneWhereEachProcessHasACore) {
   const double one = 64 << 10;
   EXPECT_NEAR(nodeBroadcastCost(one, 2, c), root.alpha + root.beta * one + members.beta * one, 1e-15)
       << "one round: each side alone, one after the other";
-  EXPECT_NEAR(nodeBroadcastCost(m, 2, c, true),
-              4 * root.alpha + 0.75 * 2 * 4e-10 * m + (2 * root.beta * m + members.beta * m) / 4, 1e-15)
-      << "the root copying its send buffer too: its side, twice the members', sets the pace";
+  EXPECT_NEAR(nodeBroadcastCost(m, 2, c, true), 4 * root.alpha + 0.75 * 2 * 4e-10 * m + (root.beta * m + 4e-10 * m) / 4,
+              1e-15)
+      << "the root copying its send buffer too: its side, twice the members', sets the pace; in the last round "
+         "its copy runs beside the members' reads, both busy";
+  EXPECT_NEAR(nodeBroadcastCost(one, 2, c, true), root.alpha + root.beta * one + 4e-10 * one, 1e-15)
+      << "one round: the root's writes alone, then its copy beside the member's reads";
+  EXPECT_NEAR(nodeScatterCost(one, 2, c), root.alpha + root.beta * one / 2 + 4e-10 * one / 2, 1e-15)
+      << "a scatter's root copies its own block beside the member's reads";
+  EXPECT_NEAR(nodeGatherCost(one, 2, c), root.alpha + members.beta * one / 2 + root.beta * one, 1e-15)
+      << "a gather's root reads every block, its own too, after the member wrote";
   EXPECT_NEAR(nodeBroadcastCost(m, 1, c, true), 4e-10 * m, 1e-15) << "a team of one: the root's copy alone";
   EXPECT_EQ(nodeBroadcastCost(m, 1, c), 0) << "a team of one in place: nothing";
   LinkCost shared = c;
