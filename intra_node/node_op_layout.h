@@ -35,30 +35,51 @@ inline void partOf(size_t count, size_t C, size_t c, size_t* offset, size_t* n) 
 }
 
 // Plain or streaming stores for a node op's large pieces, chosen by how fast each ran the op: the
-// two kinds alternate for the first four runs (and until both have a time), then the faster runs,
-// the other every 8th run. A run faster than its kind's figure replaces it, a slower one is
-// averaged in: an op's first runs are cold (its slots' first touch, the caller's buffers just
-// filled), and with plain's two tries first, both cold, and a running average that kept 3/4 of the
-// old figure, streaming won and plain's retries took a hundred runs to win back (a 2-rank 256 KiB
-// node reduce-scatter streamed at 25 us where plain stores ran it in 17 us).
+// two kinds alternate for the first four runs (and until both have a time), then the faster runs
+// and the other is retried, every 8th run at first. While each retry finds it clearly slower (by
+// more than 1.25x) its retries grow twice as rare, up to every 64th run; a retry within 1.25x, or
+// a change of which kind is faster, brings them back to every 8th. Each retry of the slower kind
+// costs its difference: on the development VM, in a state where plain stores ran a 2-rank node op
+// 1.7-2.4x slower than streaming ones (and minutes before, 5x), a retry every 8th run left the mean
+// call of a 1 MiB broadcast or allgather 10-14% over the median. A run faster than its kind's
+// figure replaces it, a slower one is averaged in: an op's first runs are cold (its slots' first
+// touch, the caller's buffers just filled), and with plain's two tries first, both cold, and a
+// running average that kept 3/4 of the old figure, streaming won and plain's retries took a
+// hundred runs to win back (a 2-rank 256 KiB node reduce-scatter streamed at 25 us where plain
+// stores ran it in 17 us).
 // A run's time is the team's (NodeTeam::run): from the last member's start until every member has
 // read the run's last round, which is known only later, so records may trail the runs by a few.
 struct StoreChoice {
+  static constexpr uint64_t kRetryFirst = 8, kRetryMost = 64;
+  static constexpr double kClearlySlower = 1.25;
   double seconds[2] = {0, 0};  // per kind (0 plain, 1 streaming): the op's time as figured above
   bool tried[2] = {false, false};
   uint64_t runs = 0;
+  uint64_t retryEvery = kRetryFirst, lastRetry = 0;
 
   // The kind of the next run: true for streaming stores.
   bool next() {
     const uint64_t r = runs++;
     if (r < 4 || !tried[0] || !tried[1]) return r % 2 == 1;
-    return (seconds[1] < seconds[0]) != (r % 8 == 7);
+    const bool streamFaster = seconds[1] < seconds[0];
+    if (r - lastRetry < retryEvery) return streamFaster;
+    lastRetry = r;
+    return !streamFaster;
   }
   // That run, of kind `stream`, took `t` seconds.
   void record(bool stream, double t) {
     const int k = stream ? 1 : 0;
+    const bool bothBefore = tried[0] && tried[1], streamFasterBefore = seconds[1] < seconds[0];
     seconds[k] = !tried[k] || t < seconds[k] ? t : 0.5 * (seconds[k] + t);
     tried[k] = true;
+    if (!tried[0] || !tried[1]) return;
+    const bool streamFaster = seconds[1] < seconds[0];
+    if (!bothBefore || streamFaster != streamFasterBefore) {  // the slower kind has just run
+      retryEvery = kRetryFirst;
+      lastRetry = runs;
+    } else if (k != (streamFaster ? 1 : 0)) {  // a try of the slower kind
+      retryEvery = seconds[k] > kClearlySlower * seconds[1 - k] ? std::min(2 * retryEvery, kRetryMost) : kRetryFirst;
+    }
   }
 };
 

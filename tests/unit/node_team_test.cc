@@ -342,13 +342,46 @@ std::vector<bool> storeRuns(double plain, double streaming, int coldRuns, double
   return kinds;
 }
 
+// The runs (0-based) of kind `stream` among `kinds`.
+std::vector<int> runsOf(const std::vector<bool>& kinds, bool stream) {
+  std::vector<int> at;
+  for (size_t r = 0; r < kinds.size(); ++r) {
+    if (kinds[r] == stream) at.push_back(static_cast<int>(r));
+  }
+  return at;
+}
+
 TEST(StoreChoice, TriesBothKindsThenKeepsTheFasterRetryingTheOther) {
   const std::vector<bool> first = storeRuns(1e-5, 2e-5, 0, 0, 0, 4);
   EXPECT_EQ(first, (std::vector<bool>{false, true, false, true}));
-  const std::vector<bool> later = storeRuns(1e-5, 2e-5, 0, 0, 4, 36);
-  EXPECT_EQ(std::count(later.begin(), later.end(), true), 4) << "streaming, the slower, only as every 8th run's retry";
-  const std::vector<bool> streamed = storeRuns(3e-5, 2e-5, 0, 0, 4, 36);
-  EXPECT_EQ(std::count(streamed.begin(), streamed.end(), false), 4) << "and plain alike when streaming is faster";
+  // Streaming, 2x slower, is clearly slower at each try: its retries come twice as rare each time
+  // (16, 32, 64 runs apart from run 2, when both kinds first had a time), then every 64th run.
+  EXPECT_EQ(runsOf(storeRuns(1e-5, 2e-5, 0, 0, 0, 200), true), (std::vector<int>{1, 3, 18, 50, 114, 178}));
+  EXPECT_EQ(runsOf(storeRuns(3e-5, 2e-5, 0, 0, 0, 200), false), (std::vector<int>{0, 2, 18, 50, 114, 178}))
+      << "and plain alike when streaming is faster";
+}
+
+TEST(StoreChoice, RetriesAKindWithinAQuarterEveryEighthRun) {
+  // 1.18x apart: either may become the faster as the machine drifts, so the slower keeps its retries.
+  EXPECT_EQ(runsOf(storeRuns(1.7e-5, 2e-5, 0, 0, 0, 60), true), (std::vector<int>{1, 3, 10, 18, 26, 34, 42, 50, 58}));
+}
+
+TEST(StoreChoice, ARetryThatWinsBringsTheRetriesBackToEveryEighthRun) {
+  // Plain 2x faster for 100 runs, then 4x slower: once its figure is past streaming's, streaming
+  // runs, and plain, the slower now, is retried 8 runs later, then 16 and 32 as it stays slower.
+  StoreChoice c;
+  std::vector<bool> kinds;
+  for (int r = 0; r < 200; ++r) {
+    const bool s = c.next();
+    c.record(s, r < 100 ? (s ? 2e-5 : 1e-5) : (s ? 1e-5 : 4e-5));
+    kinds.push_back(s);
+  }
+  std::vector<int> plainAfter;
+  for (int r = 101; r < 200; ++r) {
+    if (!kinds[static_cast<size_t>(r)]) plainAfter.push_back(r);
+  }
+  EXPECT_FALSE(kinds[100]) << "run 100, the first slow plain run, averaged into plain's figure";
+  EXPECT_EQ(plainAfter, (std::vector<int>{109, 125, 157}));
 }
 
 TEST(StoreChoice, AlternatesUntilBothKindsHaveATime) {
@@ -367,12 +400,12 @@ TEST(StoreChoice, AlternatesUntilBothKindsHaveATime) {
 TEST(StoreChoice, ColdFirstRunsDoNotLockInTheSlowerKind) {
   // The first two runs (a plain and a streaming try) pay the op's first touch, 10x the warm time:
   // the second try of each kind is warm, and plain (the faster) runs from the fifth run on.
-  const std::vector<bool> kinds = storeRuns(1.7e-5, 2.5e-5, 2, 1.7e-4, 4, 12);
-  EXPECT_EQ(std::count(kinds.begin(), kinds.end(), true), 1) << "one retry of streaming in 8 runs";
-  // Three cold runs (both plain tries cold): streaming runs first, plain's first retry (run 7)
-  // wins it back, and from then on streaming only retries.
-  const std::vector<bool> recovered = storeRuns(1.7e-5, 2.5e-5, 3, 1.7e-4, 8, 40);
-  EXPECT_EQ(std::count(recovered.begin(), recovered.end(), true), 4);
+  const std::vector<bool> kinds = storeRuns(1.7e-5, 2.5e-5, 2, 1.7e-4, 4, 18);
+  EXPECT_EQ(std::count(kinds.begin(), kinds.end(), true), 0) << "streaming, 1.47x slower, first retried at run 18";
+  // Three cold runs (both plain tries cold): streaming runs first, plain's first retry (run 12)
+  // wins it back, and from then on streaming only retries (runs 21 and 37).
+  const std::vector<bool> recovered = storeRuns(1.7e-5, 2.5e-5, 3, 1.7e-4, 0, 40);
+  EXPECT_EQ(runsOf(recovered, true), (std::vector<int>{1, 3, 4, 5, 6, 7, 8, 9, 10, 11, 21, 37}));
 }
 
 }  // namespace
