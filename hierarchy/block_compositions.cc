@@ -126,12 +126,14 @@ void buildReduceScatterLeader(PlanBuilder& b, const CollectiveArgs& a, const Top
   const Group team = t.nodeGroup(t.rank);
   const size_t n = a.count, total = n * static_cast<size_t>(t.size);
   const Slice send{BufferId::kSend, 0, total};
-  const bool leader = team.me == 0;
+  const bool leader = team.me == 0, oneNode = t.numNodes() == 1;
   const Slice sum = leader ? b.scratch(total) : Slice{};
-  const Slice mineOfNode = leader ? b.scratch(n * team.ranks.size()) : Slice{};
+  // On one node the node's sums are what the leader scatters: no level of one member copying them.
+  const Slice mineOfNode = leader ? (oneNode ? sum : b.scratch(n * team.ranks.size())) : Slice{};
   b.label("node-reduce", 0);
   b.nodeOp(nodeReduce(team, 0, send, sum));
-  if (leader) {
+  if (leader && oneNode && a.op == strataAvg) b.divide(sum);
+  if (leader && !oneNode) {
     NestedCall call(Collective::kReduceScatterv, n * team.ranks.size(), 0, false);
     for (int k = 0; k < t.numNodes(); ++k) call.counts.push_back(t.nodes[static_cast<size_t>(k)].size() * n);
     buildLevel(b, a, call, representatives(t, t.nodes[0][0]), sum, mineOfNode, representativesLink(c.lane, t), 1);
@@ -149,9 +151,7 @@ double costReduceScatterLeader(const CollectiveArgs& a, const Topology& t, const
   const int n = t.maxNodeSize(), N = t.numNodes();
   const double total = callBytes(a) * t.size;
   NestedCall call(Collective::kReduceScatter, a.count * static_cast<size_t>(n), 0, false);
-  // On one node the leader still copies its sums into the scatter's buffer (a level of one member).
-  return nodeReduceCost(total, n, c.node) +
-         (N > 1 ? levelCost(a, call, N, representativesLink(c.lane, t)) : oneMemberLevelCost(a, call, c.node)) +
+  return nodeReduceCost(total, n, c.node) + (N > 1 ? levelCost(a, call, N, representativesLink(c.lane, t)) : 0.0) +
          nodeScatterCost(callBytes(a) * n, n, c.node);
 }
 
