@@ -223,7 +223,9 @@ void buildScatterFullLane(PlanBuilder& b, const CollectiveArgs& a, const Topolog
   const size_t n = a.count;
   const int N = t.numNodes();
   const bool onRootNode = t.myNode() == rootNode(a, t);
-  const Slice laneBuf = onRootNode ? b.scratch(n * static_cast<size_t>(N)) : Slice{};
+  // On one node the node scatter writes each member's receive buffer: no lane of one member copying
+  // out of a lane buffer.
+  const Slice laneBuf = N == 1 ? Slice{BufferId::kRecv, 0, n} : onRootNode ? b.scratch(n * static_cast<size_t>(N)) : Slice{};
   if (onRootNode) {
     const Slice send{BufferId::kSend, 0, n * static_cast<size_t>(t.size)};
     std::vector<std::vector<Slice>> inPieces, outPieces;
@@ -236,6 +238,7 @@ void buildScatterFullLane(PlanBuilder& b, const CollectiveArgs& a, const Topolog
     b.label("node-scatter", 0);
     b.nodeOp(nodeScatter(team, rootLocal(a, t), inPieces, outPieces));
   }
+  if (N == 1) return;
   NestedCall call(Collective::kScatter, n, laneIndexOfNode(rootNode(a, t)), false);
   buildLevel(b, a, call, lane, laneBuf, Slice{BufferId::kRecv, 0, n}, c.lane, 1);
 }
@@ -243,9 +246,7 @@ void buildScatterFullLane(PlanBuilder& b, const CollectiveArgs& a, const Topolog
 double costScatterFullLane(const CollectiveArgs& a, const Topology& t, const LevelCosts& c) {
   const int n = t.maxNodeSize(), N = t.numNodes();
   NestedCall call(Collective::kScatter, a.count, 0, false);
-  // On one node the lane's scatter of one member is the copy out of the lane buffer.
-  return (N > 1 ? levelCost(a, call, N, c.lane) : oneMemberLevelCost(a, call, c.lane)) +
-         nodeScatterCost(callBytes(a) * t.size, n, c.node);
+  return (N > 1 ? levelCost(a, call, N, c.lane) : 0.0) + nodeScatterCost(callBytes(a) * t.size, n, c.node);
 }
 
 void buildScatterLeader(PlanBuilder& b, const CollectiveArgs& a, const Topology& t, const LevelCosts& c) {

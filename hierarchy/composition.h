@@ -67,9 +67,6 @@ struct NestedCall {
 // tuner's rule, with the level's costs). Deterministic on every rank.
 const FlatAlgorithm* levelAlgorithm(const CollectiveArgs& outer, const NestedCall& call, int groupSize, const LinkCost& c);
 double levelCost(const CollectiveArgs& outer, const NestedCall& call, int groupSize, const LinkCost& c);
-// The same call on a level of one member (a leader composition on one node): no message, only
-// the copy its plan makes between the call's buffers when they differ.
-double oneMemberLevelCost(const CollectiveArgs& outer, const NestedCall& call, const LinkCost& c);
 // Builds that algorithm on the slices `send` and `recv` (the nested call's whole buffers), its tags
 // in phases from `phaseBase`.
 void buildLevel(PlanBuilder& b, const CollectiveArgs& outer, const NestedCall& call, const Group& g, Slice send,

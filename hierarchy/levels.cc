@@ -41,10 +41,6 @@ double levelCost(const CollectiveArgs& outer, const NestedCall& call, int groupS
                       : flatAlgorithmPrice(*f, nestedArgs(outer, call, groupSize), groupSize, c);
 }
 
-double oneMemberLevelCost(const CollectiveArgs& outer, const NestedCall& call, const LinkCost& c) {
-  return oneRankCopyBytes(nestedArgs(outer, call, 1)) * c.copy;
-}
-
 void buildLevel(PlanBuilder& b, const CollectiveArgs& outer, const NestedCall& call, const Group& g, Slice send,
                 Slice recv, const LinkCost& c, int phaseBase) {
   const FlatAlgorithm* f = levelAlgorithm(outer, call, g.size(), c);

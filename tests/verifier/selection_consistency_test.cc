@@ -138,38 +138,51 @@ TEST(SelectionCopies, AnAllGatherPricesTheCopiesItsPlanMakes) {
   }
 }
 
-// A leader composition on one node has no level of one member copying between buffers: the
+// These compositions on one node have no level of one member copying between buffers: the leader
 // broadcast's root copies its send buffer inside the node broadcast (priced on the root's side of
-// that node op), the reduce-scatter's leader scatters the node's sums where the node reduce left
-// them, and the allreduce's level was in place. No plan has a copy step, and no price holds one.
-TEST(SelectionOneNode, LeaderCompositionsCopyNothingBetweenTheirSteps) {
+// that node op), the leader reduce-scatter's leader scatters the node's sums where the node reduce
+// left them, the full-lane scatter's node scatter writes the receive buffers, and the leader
+// allreduce's level was in place. No plan has a copy step, and no price holds one.
+TEST(SelectionOneNode, CompositionsCopyNothingBetweenTheirSteps) {
   CostParams costs = defaultCostParams();
-  Topology topo;
-  ASSERT_TRUE(topologyFor("4", 4, 0, &topo).ok());
   const size_t m = 1 << 18;  // floats: 1 MiB
-  for (Collective coll : {Collective::kBroadcast, Collective::kReduceScatter, Collective::kAllReduce}) {
-    CollectiveArgs a;
-    a.coll = coll;
-    a.count = coll == Collective::kReduceScatter ? m / 4 : m;  // reduce-scatter: per rank
-    a.type = strataFloat32;
-    a.commSize = 4;
-    const LevelCosts priced = costs.forWorkingSet(4 * rankWorkingSetBytes(a));
-    const HierAlgorithm* leader = nullptr;
-    for (const HierAlgorithm* h : hierAlgorithmsFor(coll)) {
-      if (std::string(h->name) == "leader") leader = h;
-    }
-    ASSERT_NE(leader, nullptr) << collectiveName(coll);
-    const double nodeSteps = coll == Collective::kBroadcast ? nodeBroadcastCost(4.0 * m, 4, priced.node, true)
-                             : coll == Collective::kReduceScatter
-                                 ? nodeReduceCost(4.0 * m, 4, priced.node) + nodeScatterCost(4.0 * m, 4, priced.node)
-                                 : nodeReduceCost(4.0 * m, 4, priced.node) + nodeBroadcastCost(4.0 * m, 4, priced.node);
-    EXPECT_NEAR(leader->cost(a, topo, priced), nodeSteps, nodeSteps * 1e-9) << collectiveName(coll);
-    for (int rank = 0; rank < 4; ++rank) {
-      Topology mine;
-      ASSERT_TRUE(topologyFor("4", 4, rank, &mine).ok());
-      const Plan plan = buildHierPlan(*leader, a, mine, priced);
-      for (const Step& st : plan.steps) {
-        EXPECT_NE(st.kind, StepKind::kCopy) << collectiveName(coll) << ": rank " << rank << "'s plan copies";
+  struct Case {
+    Collective coll;
+    const char* algo;
+  };
+  for (const Case& k : {Case{Collective::kBroadcast, "leader"}, Case{Collective::kReduceScatter, "leader"},
+                        Case{Collective::kAllReduce, "leader"}, Case{Collective::kScatter, "fulllane"}}) {
+    const bool blocks = k.coll == Collective::kReduceScatter || k.coll == Collective::kScatter;
+    for (int root : {0, 3}) {
+      CollectiveArgs a;
+      a.coll = k.coll;
+      a.count = blocks ? m / 4 : m;  // reduce-scatter and scatter: per rank
+      a.type = strataFloat32;
+      a.commSize = 4;
+      a.root = specOf(k.coll).rooted ? root : 0;
+      Topology topo;
+      ASSERT_TRUE(topologyFor("4", 4, 0, &topo).ok());
+      const LevelCosts priced = costs.forWorkingSet(4 * rankWorkingSetBytes(a));
+      const HierAlgorithm* h = nullptr;
+      for (const HierAlgorithm* c : hierAlgorithmsFor(k.coll)) {
+        if (std::string(c->name) == k.algo) h = c;
+      }
+      ASSERT_NE(h, nullptr) << collectiveName(k.coll) << " " << k.algo;
+      const double nodeSteps = k.coll == Collective::kBroadcast ? nodeBroadcastCost(4.0 * m, 4, priced.node, true)
+                               : k.coll == Collective::kReduceScatter
+                                   ? nodeReduceCost(4.0 * m, 4, priced.node) + nodeScatterCost(4.0 * m, 4, priced.node)
+                               : k.coll == Collective::kScatter
+                                   ? nodeScatterCost(4.0 * m, 4, priced.node)
+                                   : nodeReduceCost(4.0 * m, 4, priced.node) + nodeBroadcastCost(4.0 * m, 4, priced.node);
+      EXPECT_NEAR(h->cost(a, topo, priced), nodeSteps, nodeSteps * 1e-9) << collectiveName(k.coll) << " " << k.algo;
+      for (int rank = 0; rank < 4; ++rank) {
+        Topology mine;
+        ASSERT_TRUE(topologyFor("4", 4, rank, &mine).ok());
+        const Plan plan = buildHierPlan(*h, a, mine, priced);
+        for (const Step& st : plan.steps) {
+          EXPECT_NE(st.kind, StepKind::kCopy)
+              << collectiveName(k.coll) << " " << k.algo << ", root " << a.root << ": rank " << rank << "'s plan copies";
+        }
       }
     }
   }
