@@ -65,8 +65,8 @@ void buildBroadcastLeader(PlanBuilder& b, const CollectiveArgs& a, const Topolog
 
 double costBroadcastLeader(const CollectiveArgs& a, const Topology& t, const LevelCosts& c) {
   const int n = t.maxNodeSize(), N = t.numNodes();
-  NestedCall call(Collective::kBroadcast, a.count, 0, false);
   if (N == 1) return nodeBroadcastCost(callBytes(a), n, c.node, !a.inPlace);
+  NestedCall call(Collective::kBroadcast, a.count, 0, false);
   return levelCost(a, call, N, representativesLink(c.lane, t)) + nodeBroadcastCost(callBytes(a), n, c.node);
 }
 

@@ -46,7 +46,8 @@ LinkCost nodeMembersBusy(int n, const LinkCost& c) { return c.atShare((n - 1.0) 
 // its own copy out of its send buffer (a broadcast's out of place, a scatter's own block), which
 // runs beside the members' reads of that round; the last round's ends then overlap, each at the
 // busy costs, where the sum of both alone had priced a 2-rank leader broadcast of one round out of
-// place 36-55% over (64 KiB: 6.9 us priced, 5.1 measured).
+// place over (fid39 on the development VM, 64 KiB: 6.9 us priced, 5.1 measured; +55% round by
+// round, +29% at 256 KiB).
 namespace {
 double noTail(const LinkCost&) { return 0; }
 template <typename Root, typename Members, typename Tail = decltype(&noTail)>
