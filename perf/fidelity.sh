@@ -151,6 +151,20 @@ if repeatTotal:
     print(f"the machine against itself: a round's measured time within 15% of the other rounds' median in "
           f"{repeat} of {repeatTotal} (cell, round) pairs; in the {steady} cells where every round repeats the "
           f"others within 15%, predicted within 15%: {steadyWithin} of {steady}")
+# The same calls in place (strata-perf prices each as made: its formula without the copies it then
+# leaves out), the tuner's choice of each round against its time.
+inPlace = defaultdict(list)  # (shape, op, bytes) -> [(model, time)] per round
+for shape in ("2x1", "8x4"):
+    for r in range(1, rounds + 1):
+        for x in csv.DictReader(open(f"{out}/measured_{shape}_{r}.csv")):
+            if x["inplace"] == "1" and x["requested"] == "auto" and float(x["time_us"]) > 0:
+                inPlace[(shape, x["op"], int(x["size_bytes"]))].append((float(x["model_us"]), float(x["time_us"])))
+if inPlace:
+    byMedians = [statistics.median(m for m, _ in v) / statistics.median(t for _, t in v) - 1 for v in inPlace.values()]
+    byRounds = [statistics.median(m / t - 1 for m, t in v) for v in inPlace.values()]
+    print(f"in place, the tuner's choice: predicted within 15% of measured in {sum(abs(e) <= 0.15 for e in byMedians)} of "
+          f"{len(byMedians)} (median |error| {100 * statistics.median(abs(e) for e in byMedians):.1f}%), round by round in "
+          f"{sum(abs(e) <= 0.15 for e in byRounds)} (median {100 * statistics.median(abs(e) for e in byRounds):.1f}%)")
 EOF
 
 # Every algorithm asked by name, not only the tuner's choice: a candidate priced off can take the

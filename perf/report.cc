@@ -80,7 +80,7 @@ void printRow(const Row& r) {
   for (int ip = 0; ip < 2; ++ip) {
     std::printf("  %7.2f  %6.2f  %6.2f  %5lld", r.time[ip], r.algbw[ip], r.busbw[ip], r.wrong[ip]);
   }
-  if (r.modelUs >= 0) std::printf("  %7.2f", r.modelUs);
+  if (r.modelUs[0] >= 0) std::printf("  %7.2f", r.modelUs[0]);
   else std::printf("  %7s", "-");
   std::printf("  %s\n", r.algo.c_str());
   if (!r.phases.empty()) {
@@ -108,7 +108,7 @@ void writeCsv(const Options& o, const std::vector<Row>& rows) {
       for (double t : r.passTimes[ip]) passes += (passes.empty() ? "" : ";") + std::to_string(t);
       std::fprintf(f, "%s,%s,%s,%d,%zu,%zu,%s,%s,%d,%d,%.3f,%.4f,%.4f,%lld,%.3f,%s,%s\n", r.impl.c_str(), r.op.c_str(),
                    r.algo.c_str(), gSize, r.bytes, r.count, r.type.c_str(), r.redop.c_str(), r.root, ip, r.time[ip],
-                   r.algbw[ip], r.busbw[ip], r.wrong[ip], r.modelUs, r.requested.c_str(), passes.c_str());
+                   r.algbw[ip], r.busbw[ip], r.wrong[ip], r.modelUs[ip], r.requested.c_str(), passes.c_str());
     }
   }
   std::fclose(f);
@@ -224,7 +224,7 @@ void printComparison(const Options& o, const std::vector<Row>& rows) {
         if (b.impl != base || b.op != r.op || b.bytes != r.bytes || !b.supported || !r.supported) continue;
         // error: the model's prediction against the out-of-place median, (model - time) / time.
         std::string model = "         -        -";
-        if (r.modelUs >= 0 && r.time[0] > 0) model = strformat("%10.2f %+6.0f%%", r.modelUs, (r.modelUs / r.time[0] - 1) * 100);
+        if (r.modelUs[0] >= 0 && r.time[0] > 0) model = strformat("%10.2f %+6.0f%%", r.modelUs[0], (r.modelUs[0] / r.time[0] - 1) * 100);
         std::printf("#  %-13s %-20s %12zu  %10.2f %10.2f %6.2fx   %10.2f %10.2f %6.2fx   %s\n", r.op.c_str(), r.algo.c_str(),
                     r.bytes, r.time[0], b.time[0], b.time[0] / r.time[0], r.time[1], b.time[1], b.time[1] / r.time[1],
                     model.c_str());
@@ -242,8 +242,8 @@ void printModelErrors(const Options& o, const std::vector<Row>& rows) {
   };
   std::vector<Err> all, large;
   for (const Row& r : rows) {
-    if (r.impl != o.impls[0] || !r.supported || r.modelUs < 0 || r.time[0] <= 0) continue;
-    all.push_back({r.modelUs / r.time[0] - 1, &r});
+    if (r.impl != o.impls[0] || !r.supported || r.modelUs[0] < 0 || r.time[0] <= 0) continue;
+    all.push_back({r.modelUs[0] / r.time[0] - 1, &r});
     if (r.bytes >= 65536) large.push_back(all.back());
   }
   if (all.empty()) return;

@@ -24,7 +24,7 @@ struct Row {
   int root = -1;
   double time[2] = {0, 0}, algbw[2] = {0, 0}, busbw[2] = {0, 0};
   long long wrong[2] = {0, 0};
-  double modelUs = -1;
+  double modelUs[2] = {-1, -1};  // the tuner's price of the call, out of place and in place
   bool supported = true;
   std::string why;
   std::vector<std::pair<std::string, double>> phases;  // out of place, median us of the slowest rank

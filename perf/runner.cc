@@ -272,10 +272,15 @@ std::vector<Row> Runner::measureSize(const std::vector<std::pair<std::string, st
     args.commSize = gSize;
     args.device = o.mem == "device";  // the plan the call will run
     if (row.peer) continue;  // a single-kernel peer collective: no plan (printDeviceModel prices it)
-    tools::PlannedCall plan;
-    if (tools::planOf(comms[v], args, &plan).ok()) {
-      row.modelUs = plan.predictedSeconds * 1e6;
-      row.algo = plan.algorithm;
+    // Out of place, then in place as this rank called it (a rooted call's root alone is in place):
+    // the tuner's price of each call as made.
+    for (int ip = 0; ip < 2; ++ip) {
+      args.inPlace = ip == 1 && specOf(d.coll).inPlace != InPlace::kNever && (!d.hasRoot || gRank == a.root);
+      tools::PlannedCall plan;
+      if (tools::planOf(comms[v], args, &plan).ok()) {
+        row.modelUs[ip] = plan.predictedSeconds * 1e6;
+        if (ip == 0) row.algo = plan.algorithm;
+      }
     }
   }
   return rows;

@@ -51,7 +51,7 @@ Status planFor(strataComm* comm, const CollectiveArgs& args, std::shared_ptr<Cac
   auto cached = std::make_shared<CachedPlan>();
   cached->plan.algorithm = choice.name;
   cached->plan.divisor = comm->size;
-  cached->predictedSeconds = choice.predictedSeconds;
+  cached->predictedSeconds = choice.calledSeconds;  // in place, this rank's call as made
   PlanBuilder b(&cached->plan);
   applyInPlaceAlias(b, args, comm->rank);
   choice.build(b);
@@ -59,7 +59,7 @@ Status planFor(strataComm* comm, const CollectiveArgs& args, std::shared_ptr<Cac
   STRATA_CHECK(checkFoldedTags(cached->plan, comm->tagUpperBound));
   STRATA_INFO("%s count %zu %s %s root %d%s: %s, predicted %.2f us, %zu steps", collectiveName(args.coll), args.count,
               dataTypeName(args.type), redOpName(args.op), args.root, args.inPlace ? " in-place" : "",
-              choice.name.c_str(), choice.predictedSeconds * 1e6, cached->plan.size());
+              choice.name.c_str(), choice.calledSeconds * 1e6, cached->plan.size());
   if (logLevel() >= LogLevel::kTrace) STRATA_TRACE("%s", cached->plan.dump(args.type).c_str());
   cached->args = args;
   // A long-running job with ever-changing sizes must not grow the cache without bound.

@@ -27,7 +27,7 @@ bool hasNodeTeam(strataComm_t comm);
 
 struct PlannedCall {
   std::string algorithm;
-  double predictedSeconds = 0;
+  double predictedSeconds = 0;  // the tuner's price of this rank's call as made (Candidate::calledSeconds)
 };
 // The plan the communicator runs for `args` (built and cached as a call would; collective over the
 // communicator the first time, as a call is).

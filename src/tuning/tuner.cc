@@ -49,6 +49,14 @@ std::vector<Candidate> candidatesFor(const TunerInput& in, std::vector<std::stri
   // The parameters for this call's working set (agreed on every rank: hostProcesses is the job's
   // largest host, and the arguments are the rank-independent ones).
   const LevelCosts costs = in.costs->forWorkingSet(in.hostProcesses * rankWorkingSetBytes(global));
+  // This rank's call as made (Candidate::calledSeconds): in place, the formulas without the copies
+  // it leaves out, at the out-of-place call's working set, where calibration keys the calls it
+  // times in place (perf/calibrate.cc, measure). Keyed at its own, smaller working set, a call in
+  // place read the curve where smaller calls had fitted it, their per-byte costs higher (2 ranks on
+  // the Zen 5 VM: a 1 MiB full-lane allreduce in place priced 101 us against 85 measured, 90 out
+  // of place).
+  CollectiveArgs called = global;
+  called.inPlace = args.inPlace;
   std::vector<Candidate> out;
   for (const FlatAlgorithm* algo : flatAlgorithmsFor(args.coll)) {
     const std::string why = algo->whyUnsupported(global, p);
@@ -59,6 +67,7 @@ std::vector<Candidate> candidatesFor(const TunerInput& in, std::vector<std::stri
     Candidate c;
     c.name = algo->name;
     c.predictedSeconds = p == 1 ? oneRankCopyBytes(args) * costs.flat.copy : flatAlgorithmPrice(*algo, global, p, costs.flat);
+    c.calledSeconds = p == 1 || !args.inPlace ? c.predictedSeconds : flatAlgorithmPrice(*algo, called, p, costs.flat);
     c.automatic = algo->automatic(global, p);
     const Group world = Group::world(p, in.topology->rank);
     BuildOptions opt;
@@ -75,6 +84,7 @@ std::vector<Candidate> candidatesFor(const TunerInput& in, std::vector<std::stri
     Candidate c;
     c.name = h->name;
     c.predictedSeconds = h->cost(global, *in.topology, costs);
+    c.calledSeconds = args.inPlace ? h->cost(called, *in.topology, costs) : c.predictedSeconds;
     const Topology topo = *in.topology;
     c.build = [h, args, topo, costs](PlanBuilder& b) { h->build(b, args, topo, costs); };
     out.push_back(std::move(c));
@@ -89,7 +99,7 @@ std::vector<Candidate> candidatesFor(const TunerInput& in, std::vector<std::stri
     if (best >= 0) {
       Candidate c;
       c.name = kNativeAlgorithm;
-      c.predictedSeconds = best;
+      c.predictedSeconds = c.calledSeconds = best;  // measured out of place; the library's own in place unknown
       c.build = [](PlanBuilder&) {};
       out.insert(out.begin(), std::move(c));  // first: the selection keeps the first of equals
     } else if (rejected) {

@@ -22,7 +22,12 @@ constexpr const char* kNativeAlgorithm = "native";
 
 struct Candidate {
   std::string name;
+  // The price the choice compares: the call as every rank of it shares it (selectionArgs: out of
+  // place, since ranks of one call may differ in that).
   double predictedSeconds = 0;
+  // This rank's call priced as it is made: in place where it is, its formula without the copies it
+  // then leaves out (as though every rank called alike). Out of place, predictedSeconds.
+  double calledSeconds = 0;
   bool automatic = true;  // the tuner may pick it on its own (else only when forced)
   std::function<void(PlanBuilder&)> build;  // builds this rank's plan for the call
 };

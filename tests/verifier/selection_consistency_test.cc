@@ -105,6 +105,54 @@ TEST(SelectionOneRank, EveryCandidatePaysTheLocalCopy) {
   }
 }
 
+// The choice reads what every rank of a call shares, out of place (ranks of one call may differ
+// in place); the price of a rank's call as made is its own: in place, its formula without the
+// copies it then leaves out, at the out-of-place call's working set (where calibration keys the
+// calls it times in place). No candidate's price for the choice changes in place, none costs more
+// in place, and an allgather's, which copies no block of its own there, costs less.
+TEST(SelectionInPlace, ACallIsChosenAsSharedAndPricedAsMade) {
+  CostParams costs = defaultCostParams();
+  for (LinkCost* l : {&costs.flat, &costs.node, &costs.lane}) {
+    l->curve = BandwidthCurve::of({{1 << 20, 1e-10, 1e-10, -1, 2e-11}, {64 << 20, 4e-10, 4e-10, -1, 8e-11}});
+  }
+  Config config;
+  for (Collective coll : {Collective::kAllGather, Collective::kReduceScatter, Collective::kAllReduce, Collective::kBroadcast}) {
+    for (const char* shape : {"2", "2,2"}) {
+      const int p = std::string(shape) == "2" ? 2 : 4;
+      Topology topo;
+      ASSERT_TRUE(topologyFor(shape, p, 0, &topo).ok());
+      CollectiveArgs a;
+      a.coll = coll;
+      a.count = size_t{1} << 19;  // floats: 2 MiB a block, or the vector
+      a.type = strataFloat32;
+      a.commSize = p;
+      TunerInput in{&a, &topo, &costs, &config, true};
+      in.hostProcesses = p;
+      const std::vector<Candidate> apart = candidatesFor(in, nullptr);
+      a.inPlace = true;
+      const std::vector<Candidate> inPlace = candidatesFor(in, nullptr);
+      ASSERT_EQ(apart.size(), inPlace.size());
+      ASSERT_FALSE(apart.empty());
+      for (size_t i = 0; i < apart.size(); ++i) {
+        const std::string what = std::string(collectiveName(coll)) + " " + apart[i].name + " on " + shape;
+        EXPECT_EQ(apart[i].predictedSeconds, inPlace[i].predictedSeconds) << what;
+        EXPECT_EQ(apart[i].calledSeconds, apart[i].predictedSeconds) << what;
+        EXPECT_LE(inPlace[i].calledSeconds, apart[i].calledSeconds) << what;
+        if (coll == Collective::kAllGather && (apart[i].name == "ring" || apart[i].name == "fulllane")) {
+          EXPECT_LT(inPlace[i].calledSeconds, apart[i].calledSeconds) << what << ": its own block's copy";
+        }
+      }
+      if (coll != Collective::kAllGather || p != 2) continue;
+      // The ring allgather on 2 ranks by hand: one step of a block and no copy of its own, at both
+      // ranks' send and receive buffers (6 MiB each).
+      const auto ring = std::find_if(inPlace.begin(), inPlace.end(), [](const Candidate& c) { return c.name == "ring"; });
+      ASSERT_NE(ring, inPlace.end());
+      const LinkCost at = costs.forWorkingSet(2.0 * (6 << 20)).flat;
+      EXPECT_NEAR(ring->calledSeconds, at.alpha + at.beta * (2 << 20), 1e-12);
+    }
+  }
+}
+
 // An allgather out of place copies its own block from the send buffer into the receive buffer
 // within the rank (Bruck also rotates the gathered buffer): the formula prices those bytes at
 // LinkCost::copy, as many as the busiest rank's plan copies, so that calibration can leave them out
