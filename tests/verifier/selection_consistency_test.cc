@@ -108,8 +108,10 @@ TEST(SelectionOneRank, EveryCandidatePaysTheLocalCopy) {
 // The choice reads what every rank of a call shares, out of place (ranks of one call may differ
 // in place); the price of a rank's call as made is its own: in place, its formula without the
 // copies it then leaves out, at the out-of-place call's working set (where calibration keys the
-// calls it times in place). No candidate's price for the choice changes in place, none costs more
-// in place, and an allgather's, which copies no block of its own there, costs less.
+// calls it times in place). No candidate's price for the choice changes in place; with no rewrite
+// cost (LinkCost::rewrite, which can make a call in place dearer: it may write what its peer has
+// just read) none costs more in place, and an allgather's, which copies no block of its own
+// there, costs less.
 TEST(SelectionInPlace, ACallIsChosenAsSharedAndPricedAsMade) {
   CostParams costs = defaultCostParams();
   for (LinkCost* l : {&costs.flat, &costs.node, &costs.lane}) {
