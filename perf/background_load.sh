@@ -16,16 +16,7 @@ perf="$build/perf/strata-perf"
 repeats=${BACKGROUND_REPEATS:-5}
 if [ "$(id -u)" -eq 0 ]; then export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1; fi
 
-load_pids=()
-start_load() {
-  for _ in $(seq "$(nproc)"); do nice -n 19 sh -c 'while :; do :; done' & load_pids+=($!); done
-  sleep 0.5
-}
-stop_load() {
-  [ ${#load_pids[@]} -eq 0 ] || kill "${load_pids[@]}" 2>/dev/null || true
-  wait "${load_pids[@]}" 2>/dev/null || true
-  load_pids=()
-}
+source "$(dirname "${BASH_SOURCE[0]}")/cpu_load.sh"
 trap stop_load EXIT
 
 run() {  # label k [env...]

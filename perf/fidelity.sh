@@ -15,10 +15,12 @@
 # error where every round repeats the others (the cells the machine lets a 15% target judge). OUTDIR/fidelity_algorithms.md: the same for every
 # algorithm asked by name.
 #
-#   perf/fidelity.sh [OUTDIR] [ROUNDS] [--report] [--against OTHER]
+#   perf/fidelity.sh [OUTDIR] [ROUNDS] [--report] [--against OTHER] [--loaded]
 #       (default out/fidelity, 3 rounds; --report: the tables again from OUTDIR's stored rounds;
 #       --against OTHER: also how often this run's measured medians repeat those of an earlier
-#       run stored in OTHER within 15%: how far the machine repeats itself from run to run)
+#       run stored in OTHER within 15%: how far the machine repeats itself from run to run;
+#       --loaded: every round, calibration too, beside one CPU-bound process per core at nice 19,
+#       perf/cpu_load.sh; OUTDIR/loaded says so and the report names it)
 #
 # Every figure is a median over the rounds, each round's figure the median of its 3 passes over
 # the whole sweep (--passes: on the development VM the speed of 8 processes holds for seconds and
@@ -31,10 +33,12 @@ out=${1:-out/fidelity}
 rounds=${2:-3}
 report_only=
 against=
+loaded=
 shift $(($# < 2 ? $# : 2))
 while [ $# -gt 0 ]; do
   case $1 in
     --report) report_only=1 ;;
+    --loaded) loaded=1 ;;
     --against) [ $# -ge 2 ] || { echo "fidelity: --against needs a directory" >&2; exit 2; }; against=$2; shift ;;
     *) echo "fidelity: unknown argument $1" >&2; exit 2 ;;
   esac
@@ -50,6 +54,14 @@ perf="$build/perf/strata-perf"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
 ops=allreduce,broadcast,allgather,reducescatter
 sweep=(-b 64K -e 16M -f 4 -n 20 -w 5 --passes 3 --impl strata --op "$ops")
+if [ -n "$loaded" ] && [ -z "$report_only" ]; then
+  source perf/cpu_load.sh
+  trap stop_load EXIT
+  start_load
+  echo "$(nproc) x nice -n 19 sh -c 'while :; do :; done' beside every round" > "$out/loaded"
+elif [ -z "$report_only" ]; then
+  rm -f "$out/loaded"
+fi
 
 for ((round = 1; round <= rounds && ${#report_only} == 0; ++round)); do
   for shape in 2x1 8x4; do   # ranks x ranks per node (2x1: one node of 2, the library's own grouping)
@@ -73,8 +85,10 @@ for ((round = 1; round <= rounds && ${#report_only} == 0; ++round)); do
   done
 done
 
+[ -z "$loaded" ] || [ -n "$report_only" ] || stop_load
+
 python3 - "$out" "$rounds" <<'EOF' | tee "$out/fidelity.md"
-import csv, statistics, sys
+import csv, os, statistics, sys
 from collections import defaultdict
 out, rounds = sys.argv[1], int(sys.argv[2])
 def rows(kind, shape, r):  # kind auto: the tuner's choice; every: each algorithm asked by name
@@ -159,6 +173,8 @@ for shape in ("2x1", "8x4"):
         for x in csv.DictReader(open(f"{out}/measured_{shape}_{r}.csv")):
             if x["inplace"] == "1" and x["requested"] == "auto" and float(x["time_us"]) > 0:
                 inPlace[(shape, x["op"], int(x["size_bytes"]))].append((float(x["model_us"]), float(x["time_us"])))
+if os.path.exists(f"{out}/loaded"):
+    print(f"under background load: {open(f'{out}/loaded').read().strip()}")
 if inPlace:
     byMedians = [statistics.median(m for m, _ in v) / statistics.median(t for _, t in v) - 1 for v in inPlace.values()]
     byRounds = [statistics.median(m / t - 1 for m, t in v) for v in inPlace.values()]
