@@ -6,8 +6,9 @@ start_load() {
   for _ in $(seq "$(nproc)"); do nice -n 19 sh -c 'while :; do :; done' & load_pids+=($!); done
   sleep 0.5
 }
-stop_load() {
-  [ ${#load_pids[@]} -eq 0 ] || kill "${load_pids[@]}" 2>/dev/null || true
+stop_load() {  # a second call (the EXIT trap after an explicit one) does nothing; a bare `wait` would wait for every job
+  [ ${#load_pids[@]} -gt 0 ] || return 0
+  kill "${load_pids[@]}" 2>/dev/null || true
   wait "${load_pids[@]}" 2>/dev/null || true
   load_pids=()
 }
