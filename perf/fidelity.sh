@@ -15,8 +15,13 @@
 # error where every round repeats the others (the cells the machine lets a 15% target judge). OUTDIR/fidelity_algorithms.md: the same for every
 # algorithm asked by name.
 #
-#   perf/fidelity.sh [OUTDIR] [ROUNDS] [--report] [--against OTHER] [--loaded]
+#   perf/fidelity.sh [OUTDIR] [ROUNDS] [--report] [--reprice] [--against OTHER] [--loaded]
 #       (default out/fidelity, 3 rounds; --report: the tables again from OUTDIR's stored rounds;
+#       --reprice: OUTDIR's stored rounds priced again by this build's strata-model, each from its
+#       round's calibration file, into OUTDIR/repriced, and the tables of those: a change to the
+#       formulas judged against measured rounds in seconds, where it leaves calibration's fits
+#       alone (the tuner's choice is the one strata-model marks, timed by its own row of the
+#       round; the in-place rows, which strata-model does not price, are left out);
 #       --against OTHER: also how often this run's measured medians repeat those of an earlier
 #       run stored in OTHER within 15%: how far the machine repeats itself from run to run;
 #       --loaded: every round, calibration too, beside one CPU-bound process per core at nice 19,
@@ -32,12 +37,14 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 out=${1:-out/fidelity}
 rounds=${2:-3}
 report_only=
+reprice=
 against=
 loaded=
 shift $(($# < 2 ? $# : 2))
 while [ $# -gt 0 ]; do
   case $1 in
     --report) report_only=1 ;;
+    --reprice) report_only=1 reprice=1 ;;
     --loaded) loaded=1 ;;
     --against) [ $# -ge 2 ] || { echo "fidelity: --against needs a directory" >&2; exit 2; }; against=$2; shift ;;
     *) echo "fidelity: unknown argument $1" >&2; exit 2 ;;
@@ -86,6 +93,48 @@ for ((round = 1; round <= rounds && ${#report_only} == 0; ++round)); do
 done
 
 [ -z "$loaded" ] || [ -n "$report_only" ] || stop_load
+
+if [ -n "$reprice" ]; then
+  model="$build/perf/strata-model"
+  [ -x "$model" ] || { echo "fidelity: $model not built" >&2; exit 1; }
+  ls "$out"/measured_*_1.csv > /dev/null 2>&1 || { echo "fidelity: $out holds no stored rounds" >&2; exit 2; }
+  mkdir -p "$out/repriced"
+  python3 - "$out" "$rounds" "$model" <<'EOF'
+import csv, os, subprocess, sys, tempfile
+out, rounds, model = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+dest = f"{out}/repriced"
+for r in range(1, rounds + 1):
+    for shape in ("2x1", "8x4"):
+        ranks, perNode = (int(v) for v in shape.split("x"))
+        nodes, ppn = (1, ranks) if perNode == 1 else (ranks // perNode, perNode)  # 2x1: one node of 2
+        cal, meas = f"{out}/calibration_{shape}_{r}.machine", f"{out}/measured_{shape}_{r}.csv"
+        rows = list(csv.DictReader(open(meas)))
+        named = {(x["op"], x["size_bytes"], x["algo"]): x for x in rows if x["inplace"] == "0" and x["requested"] != "auto"}
+        price, chosen = {}, {}
+        for op in sorted({x["op"] for x in rows}):
+            sizes = sorted({int(x["size_bytes"]) for x in rows if x["op"] == op})
+            factor = sizes[1] // sizes[0] if len(sizes) > 1 else 2
+            with tempfile.NamedTemporaryFile(suffix=".csv") as tmp:
+                subprocess.run([model, "--machine", cal, "--nodes", str(nodes), "--ppn", str(ppn), "--op", op,
+                                "-b", str(sizes[0]), "-e", str(sizes[-1]), "-f", str(factor), "--algo", "all",
+                                "--simulate", "off", "--csv", tmp.name], check=True, stdout=subprocess.DEVNULL)
+                for y in csv.DictReader(open(tmp.name)):
+                    price[(op, y["size_bytes"], y["algorithm"])] = float(y["formula_us"])
+                    if y["chosen"] == "1":
+                        chosen[(op, y["size_bytes"])] = y["algorithm"]
+        repriced = [dict(x, model_us=f"{price[k]:.3f}") for k, x in named.items() if k in price]
+        for (op, b), algo in chosen.items():
+            if (op, b, algo) in named:
+                repriced.append(dict(named[(op, b, algo)], requested="auto", model_us=f"{price[(op, b, algo)]:.3f}"))
+        with open(f"{dest}/measured_{shape}_{r}.csv", "w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
+            w.writeheader()
+            w.writerows(repriced)
+EOF
+  echo "$(cd "$(dirname "$model")" && pwd)/strata-model from each round's calibration (the choice its mark, timed by its own row; in place left out)" > "$out/repriced/repriced"
+  [ ! -e "$out/loaded" ] || cp "$out/loaded" "$out/repriced/loaded"
+  out="$out/repriced"
+fi
 
 python3 - "$out" "$rounds" <<'EOF' | tee "$out/fidelity.md"
 import csv, os, statistics, sys
@@ -175,6 +224,8 @@ for shape in ("2x1", "8x4"):
                 inPlace[(shape, x["op"], int(x["size_bytes"]))].append((float(x["model_us"]), float(x["time_us"])))
 if os.path.exists(f"{out}/loaded"):
     print(f"under background load: {open(f'{out}/loaded').read().strip()}")
+if os.path.exists(f"{out}/repriced"):
+    print(f"priced again by {open(f'{out}/repriced').read().strip()}")
 if inPlace:
     byMedians = [statistics.median(m for m, _ in v) / statistics.median(t for _, t in v) - 1 for v in inPlace.values()]
     byRounds = [statistics.median(m / t - 1 for m, t in v) for v in inPlace.values()]
