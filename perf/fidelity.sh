@@ -108,6 +108,9 @@ for r in range(1, rounds + 1):
         ranks, perNode = (int(v) for v in shape.split("x"))
         nodes, ppn = (1, ranks) if perNode == 1 else (ranks // perNode, perNode)  # 2x1: one node of 2
         cal, meas = f"{out}/calibration_{shape}_{r}.machine", f"{out}/measured_{shape}_{r}.csv"
+        missing = [f for f in (cal, meas) if not os.path.exists(f)]
+        if missing:
+            sys.exit(f"fidelity: round {r} of {shape} is not stored: no {', '.join(missing)}")
         rows = list(csv.DictReader(open(meas)))
         named = {(x["op"], x["size_bytes"], x["algo"]): x for x in rows if x["inplace"] == "0" and x["requested"] != "auto"}
         price, chosen = {}, {}
@@ -126,6 +129,9 @@ for r in range(1, rounds + 1):
         for (op, b), algo in chosen.items():
             if (op, b, algo) in named:
                 repriced.append(dict(named[(op, b, algo)], requested="auto", model_us=f"{price[(op, b, algo)]:.3f}"))
+            else:  # the round did not time it: the cell has no choice in this round
+                print(f"fidelity: round {r} of {shape}: strata-model chooses {algo} for {op} at {b} B, "
+                      "which the round did not time", file=sys.stderr)
         with open(f"{dest}/measured_{shape}_{r}.csv", "w", newline="") as f:
             w = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
             w.writeheader()

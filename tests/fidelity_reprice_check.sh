@@ -2,7 +2,7 @@
 # perf/fidelity.sh --reprice on rounds made up here: every row priced again by strata-model from its
 # round's calibration file (one node of 2 for 2x1, 2 nodes of 4 for 8x4), the stored prices thrown
 # away, the tuner's choice the algorithm strata-model marks, timed by that algorithm's own row, the
-# in-place rows left out; and a directory without rounds refused.
+# in-place rows left out; and a directory without rounds, or a round not stored, refused.
 #   tests/fidelity_reprice_check.sh SOURCE_DIR BUILD_DIR
 set -euo pipefail
 root=$1
@@ -77,4 +77,6 @@ expect "predicted within 15% of measured: 0 of 4 (median |error| 20.0%)"
 expect "priced again by"
 if "$root/perf/fidelity.sh" "$dir/none" 1 --reprice > "$dir/err" 2>&1; then fail "a directory without rounds was accepted"; fi
 grep -q "holds no stored rounds" "$dir/err" || fail "no reason given: $(cat "$dir/err")"
+if "$root/perf/fidelity.sh" "$dir" 2 --reprice > "$dir/err" 2>&1; then fail "a round not stored was accepted"; fi
+grep -q "round 2 of 2x1 is not stored" "$dir/err" || fail "no reason given: $(cat "$dir/err")"
 exit $status
