@@ -138,6 +138,7 @@ for r in range(1, rounds + 1):
             w.writerows(repriced)
 EOF
   echo "$(cd "$(dirname "$model")" && pwd)/strata-model from each round's calibration (the choice its mark, timed by its own row; in place left out)" > "$out/repriced/repriced"
+  rm -f "$out/repriced/loaded"
   [ ! -e "$out/loaded" ] || cp "$out/loaded" "$out/repriced/loaded"
   out="$out/repriced"
 fi
