@@ -20,8 +20,8 @@
 #       --reprice: OUTDIR's stored rounds priced again by this build's strata-model, each from its
 #       round's calibration file, into OUTDIR/repriced, and the tables of those: a change to the
 #       formulas judged against measured rounds in seconds, where it leaves calibration's fits
-#       alone (the tuner's choice is the one strata-model marks, timed by its own row of the
-#       round; the in-place rows, which strata-model does not price, are left out);
+#       alone (the tuner's choice is the one strata-model marks, timed by its own rows of the
+#       round, out of place and in place);
 #       --against OTHER: also how often this run's measured medians repeat those of an earlier
 #       run stored in OTHER within 15%: how far the machine repeats itself from run to run;
 #       --loaded: every round, calibration too, beside one CPU-bound process per core at nice 19,
@@ -112,32 +112,36 @@ for r in range(1, rounds + 1):
         if missing:
             sys.exit(f"fidelity: round {r} of {shape} is not stored: no {', '.join(missing)}")
         rows = list(csv.DictReader(open(meas)))
-        named = {(x["op"], x["size_bytes"], x["algo"]): x for x in rows if x["inplace"] == "0" and x["requested"] != "auto"}
+        named = {(x["op"], x["size_bytes"], x["algo"], x["inplace"]): x for x in rows if x["requested"] != "auto"}
         price, chosen = {}, {}
         for op in sorted({x["op"] for x in rows}):
             sizes = sorted({int(x["size_bytes"]) for x in rows if x["op"] == op})
             factor = sizes[1] // sizes[0] if len(sizes) > 1 else 2
-            with tempfile.NamedTemporaryFile(suffix=".csv") as tmp:
-                subprocess.run([model, "--machine", cal, "--nodes", str(nodes), "--ppn", str(ppn), "--op", op,
-                                "-b", str(sizes[0]), "-e", str(sizes[-1]), "-f", str(factor), "--algo", "all",
-                                "--simulate", "off", "--csv", tmp.name], check=True, stdout=subprocess.DEVNULL)
-                for y in csv.DictReader(open(tmp.name)):
-                    price[(op, y["size_bytes"], y["algorithm"])] = float(y["formula_us"])
-                    if y["chosen"] == "1":
-                        chosen[(op, y["size_bytes"])] = y["algorithm"]
+            for inplace in ("0", "1"):  # in place: each call priced as made, the choice the out-of-place one
+                with tempfile.NamedTemporaryFile(suffix=".csv") as tmp:
+                    subprocess.run([model, "--machine", cal, "--nodes", str(nodes), "--ppn", str(ppn), "--op", op,
+                                    "-b", str(sizes[0]), "-e", str(sizes[-1]), "-f", str(factor), "--algo", "all",
+                                    "--in-place", inplace, "--simulate", "off", "--csv", tmp.name],
+                                   check=True, stdout=subprocess.DEVNULL)
+                    for y in csv.DictReader(open(tmp.name)):
+                        price[(op, y["size_bytes"], y["algorithm"], inplace)] = float(y["formula_us"])
+                        if y["chosen"] == "1" and inplace == "0":
+                            chosen[(op, y["size_bytes"])] = y["algorithm"]
         repriced = [dict(x, model_us=f"{price[k]:.3f}") for k, x in named.items() if k in price]
         for (op, b), algo in chosen.items():
-            if (op, b, algo) in named:
-                repriced.append(dict(named[(op, b, algo)], requested="auto", model_us=f"{price[(op, b, algo)]:.3f}"))
-            else:  # the round did not time it: the cell has no choice in this round
+            if (op, b, algo, "0") not in named:  # the round did not time it: the cell has no choice in this round
                 print(f"fidelity: round {r} of {shape}: strata-model chooses {algo} for {op} at {b} B, "
                       "which the round did not time", file=sys.stderr)
+            for inplace in ("0", "1"):
+                if (op, b, algo, inplace) in named:
+                    repriced.append(dict(named[(op, b, algo, inplace)], requested="auto",
+                                         model_us=f"{price[(op, b, algo, inplace)]:.3f}"))
         with open(f"{dest}/measured_{shape}_{r}.csv", "w", newline="") as f:
             w = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
             w.writeheader()
             w.writerows(repriced)
 EOF
-  echo "$(cd "$(dirname "$model")" && pwd)/strata-model from each round's calibration (the choice its mark, timed by its own row; in place left out)" > "$out/repriced/repriced"
+  echo "$(cd "$(dirname "$model")" && pwd)/strata-model from each round's calibration (the choice its mark, timed by its own rows)" > "$out/repriced/repriced"
   rm -f "$out/repriced/loaded"
   [ ! -e "$out/loaded" ] || cp "$out/loaded" "$out/repriced/loaded"
   out="$out/repriced"

@@ -9,6 +9,7 @@
 //
 //   strata-model --machine FILE [--nodes N] [--ppn K] [--nics K] [--nic-bandwidth BYTES_PER_S]
 //                [--core-bandwidth BYTES_PER_S] [--op allreduce] [-b 8] [-e 1G] [-f 2] [-d float] [-o sum] [--algo A,B|all]
+//                [--in-place 0|1]
 //                [--simulate auto|off|all] [--sim-ranks N] [--sim-steps N] [--csv FILE] [--plot FILE.png]
 #include <algorithm>
 #include <chrono>
@@ -41,6 +42,7 @@ struct ModelOptions {
   DataType type = strataFloat32;
   RedOp op = strataSum;
   int shift = 1;  // strataShift's shift
+  bool inPlace = false;  // every rank calls in place (the choice is the same; the prices are the calls as made)
   std::vector<std::string> algos;  // empty: all
   std::string simulate = "auto";
   double simSteps = 4e6;  // every rank's plan together, per (algorithm, size)
@@ -66,6 +68,9 @@ struct ModelOptions {
                "  -d TYPE, -o OP        datatype (float) and reduction (sum)\n"
                "  --shift S             the shift of --op shift (default 1)\n"
                "  --algo A,B|all        algorithms to predict (default all that serve the call)\n"
+               "  --in-place 0|1        1: every rank calls in place; each algorithm priced as that call is made,\n"
+               "                        without the copies it then leaves out (the price the library reports for\n"
+               "                        it); the tuner's choice is the out-of-place one (default 0)\n"
                "  --simulate MODE       auto (default): simulate the plans on machines of at most --sim-ranks ranks\n"
                "                        (default 1024) whose plans together hold at most --sim-steps steps\n"
                "                        (default 4e6, a few seconds); all: every plan; off: formulas only\n"
@@ -127,6 +132,9 @@ ModelOptions parseOptions(int argc, char** argv) {
     } else if (a == "--algo") {
       o.algos.clear();
       if (std::string(v) != "all") o.algos = splitList(v);
+    } else if (a == "--in-place") {
+      if (std::string(v) != "0" && std::string(v) != "1") bad(a, v, "0 or 1");
+      o.inPlace = std::string(v) == "1";
     } else if (a == "--simulate") {
       o.simulate = v;
       if (o.simulate != "auto" && o.simulate != "off" && o.simulate != "all") bad(a, v, "auto, off or all");
@@ -214,6 +222,7 @@ int run(const ModelOptions& o) {
               m.costs.lane.beta, m.costs.flat.alpha, m.costs.flat.beta);
   std::printf("# formula: the closed form the tuner prices; simulated: every rank's plan in simulated time "
               "(perf/plan_timing.h); * the tuner's choice; busbw from the simulated time where there is one\n");
+  if (o.inPlace) std::printf("# in place: every rank's call in place, each priced as made; the choice the out-of-place one\n");
   std::printf("# %12s  %-24s %14s %14s %8s %10s\n", "size (B)", "algorithm", "formula (us)", "simulated (us)",
               "diff", "busbw GB/s");
   std::vector<Prediction> all;
@@ -224,6 +233,7 @@ int run(const ModelOptions& o) {
     const size_t bytes = static_cast<size_t>(std::llround(b));
     CollectiveArgs args = sweepCall(o.coll, o.type, o.op, bytes, p);
     args.shift = o.shift;
+    args.inPlace = o.inPlace;
     if (args.count == 0 && o.coll != Collective::kBarrier) {  // the library returns at once, as NCCL does
       std::printf("  %12zu  (no element per rank: the call is a no-op)\n", bytes);
       continue;
@@ -245,7 +255,7 @@ int run(const ModelOptions& o) {
       Prediction pr;
       pr.bytes = bytes;
       pr.algo = c.name;
-      pr.formula = c.predictedSeconds;
+      pr.formula = c.calledSeconds;  // out of place, predictedSeconds
       pr.chosen = haveChoice && c.name == choice.name;
       if (o.simulate == "all" || (o.simulate == "auto" && p <= o.simRanks)) {
         PlanTiming t;
@@ -295,11 +305,11 @@ int run(const ModelOptions& o) {
       std::fprintf(stderr, "strata-model: cannot write %s\n", o.csv.c_str());
       return 1;
     }
-    std::fprintf(f, "collective,nodes,ranks_per_node,size_bytes,algorithm,formula_us,simulated_us,busbw_gbs,chosen\n");
+    std::fprintf(f, "collective,nodes,ranks_per_node,size_bytes,algorithm,formula_us,simulated_us,busbw_gbs,chosen,inplace\n");
     for (const Prediction& pr : all) {
-      std::fprintf(f, "%s,%d,%d,%zu,%s,%.4f,%.4f,%.4f,%d\n", collectiveName(o.coll), m.nodes, m.ranksPerNode, pr.bytes,
+      std::fprintf(f, "%s,%d,%d,%zu,%s,%.4f,%.4f,%.4f,%d,%d\n", collectiveName(o.coll), m.nodes, m.ranksPerNode, pr.bytes,
                    pr.algo.c_str(), pr.formula * 1e6, pr.simulated >= 0 ? pr.simulated * 1e6 : -1.0, pr.busbw,
-                   pr.chosen ? 1 : 0);
+                   pr.chosen ? 1 : 0, o.inPlace ? 1 : 0);
     }
     std::fclose(f);
   }
