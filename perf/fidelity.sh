@@ -13,7 +13,9 @@
 # that round's fastest, the median over the rounds); and how
 # often a round's time repeats the others' within 15% (what the machine allows any model), and the
 # error where every round repeats the others (the cells the machine lets a 15% target judge). OUTDIR/fidelity_algorithms.md: the same for every
-# algorithm asked by name.
+# algorithm asked by name. Beside the rounds, where the host placed the first two CPUs
+# (strata-placement-probe, OUTDIR/placement.md): the tables again over the rounds whose calibration
+# and measurement ran in one placement (OUTDIR/fidelity_held.md).
 #
 #   perf/fidelity.sh [OUTDIR] [ROUNDS] [--report] [--reprice] [--against OTHER] [--loaded]
 #       (default out/fidelity, 3 rounds; --report: the tables again from OUTDIR's stored rounds;
@@ -61,13 +63,32 @@ perf="$build/perf/strata-perf"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
 ops=allreduce,broadcast,allgather,reducescatter
 sweep=(-b 64K -e 16M -f 4 -n 20 -w 5 --passes 3 --impl strata --op "$ops")
+probe_pid=
+stop_probe() { [ -z "$probe_pid" ] || { kill "$probe_pid" 2>/dev/null || true; wait "$probe_pid" 2>/dev/null || true; probe_pid=; }; }
 if [ -n "$loaded" ] && [ -z "$report_only" ]; then
   source perf/cpu_load.sh
-  trap stop_load EXIT
+  trap 'stop_load; stop_probe' EXIT
   start_load
   echo "$(nproc) x nice -n 19 sh -c 'while :; do :; done' beside every round" > "$out/loaded"
 elif [ -z "$report_only" ]; then
+  trap stop_probe EXIT
   rm -f "$out/loaded"
+fi
+# Where the host put the CPUs, all along (perf/placement_probe.cc: a cache line's round trip
+# between the first two CPUs, sampled every 500 ms, 20 bursts of 200 trips, some 0.1-0.3% of their
+# time): a hypervisor that moves the guest's CPUs moves every step between processes on different
+# ones with them (the development VM: 1.3-1.5x at 1 MiB), and each round's windows
+# (OUTDIR/windows.log: shape, round, start, end of calibration, end, in Unix seconds) say which
+# placement its calibration and its measurement ran in.
+probe="$build/perf/strata-placement-probe"
+if [ -z "$report_only" ]; then
+  rm -f "$out/placement.log" "$out/windows.log"
+  if [ -x "$probe" ] && [ "$(nproc)" -ge 2 ]; then
+    "$probe" --watch 86400 --interval 500 > "$out/placement.log" &
+    probe_pid=$!
+  else
+    echo "fidelity: $probe not built or one CPU: the rounds' placement is not recorded" >&2
+  fi
 fi
 
 for ((round = 1; round <= rounds && ${#report_only} == 0; ++round)); do
@@ -86,13 +107,63 @@ for ((round = 1; round <= rounds && ${#report_only} == 0; ++round)); do
     # 13.3 ms among four algorithms, 7.7 ms alone; a 2-rank 1 MiB ring reduce-scatter 96 us against
     # 50 us), a regime neither calibration nor an application's repeated calls run in. The rounds
     # interleave what the machine's drift would bias.
+    start=$(date +%s.%N)
     mpiexec -n "$np" "${env[@]}" "$perf" --calibrate "$out/calibration_${shape}_$round.machine" "${sweep[@]}" \
       --algo auto,all --sequential --csv "$out/measured_${shape}_$round.csv" > "$out/measured_${shape}_$round.txt" 2>&1
+    echo "$shape $round $start $(stat -c %.3Y "$out/calibration_${shape}_$round.machine") $(date +%s.%N)" >> "$out/windows.log"
     echo "[fidelity] round $round, $np ranks ($shape): done" >&2
   done
 done
 
 [ -z "$loaded" ] || [ -n "$report_only" ] || stop_load
+stop_probe
+
+# Each round's placement: the probe's samples split into near and far at the geometric mean of
+# their 5th and 95th percentiles where those are 2x apart or more (else one placement); a round is
+# held where 95% of the samples of its calibration and its measurement together fall in one.
+# OUTDIR/placement.md says so per round; OUTDIR/held_rounds lists the held ones ("shape round"),
+# whose tables follow the others (fidelity_held.md): the model against the machine it calibrated.
+rm -f "$out/held_rounds" "$out/placement.md"
+if [ -s "$out/placement.log" ] && [ -s "$out/windows.log" ]; then
+  python3 - "$out" <<'EOF' | tee "$out/placement.md"
+import math, sys
+out = sys.argv[1]
+samples = []
+for line in open(f"{out}/placement.log"):
+    f = line.split()
+    if len(f) == 2 and float(f[1]) > 0:
+        samples.append((float(f[0]), float(f[1])))
+ns = sorted(v for _, v in samples)
+if not ns:
+    sys.exit(print("placement: the probe took no sample"))
+lo, hi = ns[int(0.05 * (len(ns) - 1))], ns[int(0.95 * (len(ns) - 1))]
+split = math.sqrt(lo * hi) if hi >= 2 * lo else float("inf")
+near = [v for v in ns if v <= split]
+far = [v for v in ns if v > split]
+def span(v):
+    return f"{v[0]:.0f}-{v[-1]:.0f} ns (median {v[len(v) // 2]:.0f})" if v else "none"
+print(f"placement: a cache line's round trip between the first two CPUs, {len(ns)} samples; "
+      + (f"near {span(near)}, far {span(far)}, split at {split:.0f} ns" if far else f"one placement, {span(near)}"))
+held = []
+for line in open(f"{out}/windows.log"):
+    shape, r, start, calEnd, end = line.split()
+    start, calEnd, end = float(start), float(calEnd), float(end)
+    def count(a, b):
+        w = [v for t, v in samples if a <= t <= b]
+        return sum(v <= split for v in w), sum(v > split for v in w)
+    cn, cf = count(start, calEnd)
+    mn, mf = count(calEnd, end)
+    n, f = cn + mn, cf + mf
+    keep = n + f > 0 and max(n, f) >= 0.95 * (n + f)
+    where = ("near" if n >= f else "far") if keep else "both"
+    if keep:
+        held.append(f"{shape} {r}")
+    print(f"  {shape} round {r}: calibration {cn} near, {cf} far; measurement {mn} near, {mf} far "
+          f"({end - start:.0f} s): {'held, ' + where if keep else 'moved'}")
+open(f"{out}/held_rounds", "w").write("".join(h + "\n" for h in held))
+print(f"held in one placement: {len(held)} of the rounds' shapes")
+EOF
+fi
 
 if [ -n "$reprice" ]; then
   model="$build/perf/strata-model"
@@ -142,15 +213,21 @@ for r in range(1, rounds + 1):
             w.writerows(repriced)
 EOF
   echo "$(cd "$(dirname "$model")" && pwd)/strata-model from each round's calibration (the choice its mark, timed by its own rows)" > "$out/repriced/repriced"
-  rm -f "$out/repriced/loaded"
+  rm -f "$out/repriced/loaded" "$out/repriced/held_rounds"
   [ ! -e "$out/loaded" ] || cp "$out/loaded" "$out/repriced/loaded"
+  [ ! -e "$out/held_rounds" ] || cp "$out/held_rounds" "$out/repriced/held_rounds"
   out="$out/repriced"
 fi
 
-python3 - "$out" "$rounds" <<'EOF' | tee "$out/fidelity.md"
+# The tables of the tuner's choice: every round, or (a third argument) the rounds a file lists.
+choice_report() {
+python3 - "$@" <<'EOF'
 import csv, os, statistics, sys
 from collections import defaultdict
 out, rounds = sys.argv[1], int(sys.argv[2])
+chosenRounds = set(open(sys.argv[3]).read().splitlines()) if len(sys.argv) > 3 else None
+def roundsOf(shape):
+    return [r for r in range(1, rounds + 1) if chosenRounds is None or f"{shape} {r}" in chosenRounds]
 def rows(kind, shape, r):  # kind auto: the tuner's choice; every: each algorithm asked by name
     return [x for x in csv.DictReader(open(f"{out}/measured_{shape}_{r}.csv"))
             if x["inplace"] == "0" and (x["requested"] == "auto") == (kind == "auto")]
@@ -170,7 +247,7 @@ for shape, label in (("2x1", "2 ranks"), ("8x4", "2x4")):
     auto = defaultdict(list)   # (op, bytes) -> [(algo, model, time)] per round
     every = defaultdict(list)  # (op, bytes, algo) -> [time] per round
     roundChoice = defaultdict(list)  # (op, bytes) -> [the choice's time over the fastest's] per round
-    for r in range(1, rounds + 1):
+    for r in roundsOf(shape):
         chosen, timed = {}, defaultdict(dict)
         for x in rows("auto", shape, r):
             auto[(x["op"], int(x["size_bytes"]))].append((x["algo"], float(x["model_us"]), float(x["time_us"])))
@@ -217,7 +294,10 @@ for shape, label in (("2x1", "2 ranks"), ("8x4", "2x4")):
         print(f"| {label} | {op} | {size(b)} | {choice} | {model:.1f} | {time:.1f} | {100 * err:+.0f}% | {100 * paired:+.0f}% | "
               f"{100 * spread:.0f}% | {best} | {ratio:.2f} | {pairedRatio:.2f} |")
 print(f"\npredicted within 15% of measured: {within15} of {total} (median |error| {100 * statistics.median(errors):.1f}%); "
-      f"tuner's choice within 10% of the fastest: {good} of {cells}; {rounds} interleaved rounds")
+      f"tuner's choice within 10% of the fastest: {good} of {cells}; " +
+      (f"{rounds} interleaved rounds" if chosenRounds is None else
+       "the rounds held in one placement: " + ", ".join(f"{label} {len(roundsOf(shape))} of {rounds}"
+                                                        for shape, label in (("2x1", "2 ranks"), ("8x4", "2x4")))))
 print(f"each round's prediction against that round's measurement (the median over the rounds of each round's error): "
       f"within 15% in {pairedWithin} of {total} (median |error| {100 * statistics.median(pairedErrors):.1f}%); "
       f"each round's choice within 10% of that round's fastest (the median over the rounds): {pairedGood} of {cells}")
@@ -229,13 +309,13 @@ if repeatTotal:
 # leaves out), the tuner's choice of each round against its time.
 inPlace = defaultdict(list)  # (shape, op, bytes) -> [(model, time)] per round
 for shape in ("2x1", "8x4"):
-    for r in range(1, rounds + 1):
+    for r in roundsOf(shape):
         for x in csv.DictReader(open(f"{out}/measured_{shape}_{r}.csv")):
             if x["inplace"] == "1" and x["requested"] == "auto" and float(x["time_us"]) > 0:
                 inPlace[(shape, x["op"], int(x["size_bytes"]))].append((float(x["model_us"]), float(x["time_us"])))
 if os.path.exists(f"{out}/loaded"):
     print(f"under background load: {open(f'{out}/loaded').read().strip()}")
-if os.path.exists(f"{out}/repriced"):
+if os.path.isfile(f"{out}/repriced"):  # the marker of a re-priced copy (a run re-priced holds the directory)
     print(f"priced again by {open(f'{out}/repriced').read().strip()}")
 if inPlace:
     byMedians = [statistics.median(m for m, _ in v) / statistics.median(t for _, t in v) - 1 for v in inPlace.values()]
@@ -244,6 +324,15 @@ if inPlace:
           f"{len(byMedians)} (median |error| {100 * statistics.median(abs(e) for e in byMedians):.1f}%), round by round in "
           f"{sum(abs(e) <= 0.15 for e in byRounds)} (median {100 * statistics.median(abs(e) for e in byRounds):.1f}%)")
 EOF
+}
+choice_report "$out" "$rounds" | tee "$out/fidelity.md"
+rm -f "$out/fidelity_held.md"
+if [ -s "$out/held_rounds" ]; then  # the same over the rounds held in one placement (above)
+  choice_report "$out" "$rounds" "$out/held_rounds" > "$out/fidelity_held.md"
+  echo
+  echo "the rounds held in one placement alone ($out/fidelity_held.md):"
+  grep -v '^|' "$out/fidelity_held.md" | sed '/^$/d'
+fi
 
 # Every algorithm asked by name, not only the tuner's choice: a candidate priced off can take the
 # choice (or lose it) without the choice's own row showing it.
