@@ -3,7 +3,7 @@
 //
 // Under a hypervisor the guest's CPUs are threads of the host that the host may move: on the
 // development VM (2 vCPUs, AMD EPYC of the Zen 5 family) the two ran in one of two placements that
-// changed every 20 s to 3 minutes, a line's round trip 75-150 ns in one and 355-460 ns in the other
+// changed 38 times in 27 minutes, a line's round trip 65-156 ns in one and 314-567 ns in the other
 // (most likely one core complex and its shared L3 against two), and with them every step between
 // processes on different CPUs: a 2-rank 1 MiB full-lane allgather took 34.5 us on average in the
 // near placement, 44.3 in the far one (perf/fidelity.sh records the placement beside its rounds).
