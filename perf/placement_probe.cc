@@ -67,6 +67,9 @@ Options parse(int argc, char** argv) {
           o.cpuA == o.cpuB) {
         usage("--cpus needs two different CPU numbers, A,B");
       }
+      if (o.cpuA >= CPU_SETSIZE || o.cpuB >= CPU_SETSIZE) {
+        usage(("--cpus needs CPU numbers below " + std::to_string(CPU_SETSIZE)).c_str());
+      }
     } else if (a == "--watch") {
       o.watchSeconds = number(argc, argv, &i, "--watch");
     } else if (a == "--interval") {
