@@ -58,6 +58,15 @@ double number(int argc, char** argv, int* i, const char* name) {
   return v;
 }
 
+// A count of at least 1 and at most a million (a burst's trips, the bursts of a sample).
+int count(int argc, char** argv, int* i, const char* name) {
+  const double v = number(argc, argv, i, name);
+  if (v != static_cast<double>(static_cast<long>(v)) || v < 1 || v > 1e6) {
+    usage((std::string(name) + " needs a whole number from 1 to 1000000").c_str());
+  }
+  return static_cast<int>(v);
+}
+
 Options parse(int argc, char** argv) {
   Options o;
   for (int i = 1; i < argc; ++i) {
@@ -75,9 +84,9 @@ Options parse(int argc, char** argv) {
     } else if (a == "--interval") {
       o.intervalMs = number(argc, argv, &i, "--interval");
     } else if (a == "--bursts") {
-      o.bursts = static_cast<int>(number(argc, argv, &i, "--bursts"));
+      o.bursts = count(argc, argv, &i, "--bursts");
     } else if (a == "--trips") {
-      o.trips = static_cast<int>(number(argc, argv, &i, "--trips"));
+      o.trips = count(argc, argv, &i, "--trips");
     } else {
       usage(("unknown argument " + a).c_str());
     }
