@@ -386,10 +386,18 @@ int calibrate(const std::string& path, int iters, int warmup) {
   for (int sweep = 0; sweep < 3; ++sweep) {
   for (size_t bytes : sizes) {
     // Each level's allgather and reduce-scatter back to back: their difference prices its gamma.
-    auto pair = [&](bool enabled, strataComm_t comm, bool active, const char* algo, Level level, std::vector<Sample>* out) {
+    // `allgatherInPlace`: the allgather in place, which copies nothing within a rank (the samples
+    // of a level alone: their copies would be priced at the copy curve, which every process of
+    // the host measured copying at once; alone, where the processes share the cores, the copy
+    // runs several times faster, and 8 ranks on the 2-core VM priced a pair's 4 MiB ring
+    // allgather's 2 MiB copy at 315 us where the whole call took 178, which left that size's
+    // alone ratio to the reduce-scatter beside it and the allgather priced 3x its time).
+    auto pair = [&](bool enabled, strataComm_t comm, bool active, const char* algo, Level level, std::vector<Sample>* out,
+                    bool allgatherInPlace = false) {
       if (!enabled) return;
       for (const char* op : {"allgather", "reducescatter"}) {
-        ok &= measure(comm, active, hostProcesses, op, algo, level, bytes, iters, warmup, out);
+        const bool inPlace = allgatherInPlace && std::string(op) == "allgather";
+        ok &= measure(comm, active, hostProcesses, op, algo, level, bytes, iters, warmup, out, inPlace);
       }
     };
     // A ring's pair, the out-of-place allgather's copy of its own block timed on its own (it
@@ -418,11 +426,11 @@ int calibrate(const std::string& path, int iters, int warmup) {
       ok &= measure(nodeComm, true, hostProcesses, "reduce", "leader", Level::kNode, bytes, iters, warmup, &nodeAlone1,
                     false, nodeAloneShare, oversubscribed != 0);
     }
-    pair(laneAlone, laneComm, topo.myLocalRank() == 0, "ring", Level::kFlat, &laneAlone1);
+    pair(laneAlone, laneComm, topo.myLocalRank() == 0, "ring", Level::kFlat, &laneAlone1, true);
     if (flatAloneOneWay) {
       ok &= measure(pairComm, true, hostProcesses, "broadcast", "binomial", Level::kFlat, bytes, iters, warmup, &flatAlone1);
     } else {
-      pair(flatAlone, pairComm, inPair, "ring", Level::kFlat, &flatAlone1);
+      pair(flatAlone, pairComm, inPair, "ring", Level::kFlat, &flatAlone1, true);
     }
   }
   // The MPI library's own collectives ("native"), at sizes a factor 8 apart up to 16 MiB (the
