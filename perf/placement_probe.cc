@@ -28,6 +28,8 @@
 #include <string>
 #include <thread>
 
+#include "perf/option_values.h"
+
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -52,9 +54,10 @@ struct Options {
 
 double number(int argc, char** argv, int* i, const char* name) {
   if (*i + 1 >= argc) usage((std::string(name) + " needs a value").c_str());
-  char* end = nullptr;
-  const double v = std::strtod(argv[++*i], &end);
-  if (end == argv[*i] || *end != '\0' || !(v > 0)) usage((std::string(name) + " needs a positive number").c_str());
+  double v = 0;
+  if (!strata::perf::parseNonNegative(argv[++*i], &v) || !(v > 0)) {
+    usage((std::string(name) + " needs a positive number").c_str());
+  }
   return v;
 }
 

@@ -17,6 +17,7 @@ refused() {  # EXPECTED-MESSAGE ARGS...: exit 2 and the message on stderr
 refused "--cpus needs two different CPU numbers" --cpus 0,0
 refused "--cpus needs two different CPU numbers" --cpus 1
 refused "--watch needs a positive number" --watch 0
+refused "--watch needs a positive number" --watch inf
 refused "--trips needs a whole number from 1 to 1000000" --trips 0.5
 refused "--bursts needs a whole number from 1 to 1000000" --bursts 1e9
 refused "unknown argument --frobnicate" --frobnicate
@@ -38,7 +39,7 @@ if [ "$(nproc)" -ge 2 ]; then
   now=$(date +%s)
   awk -v now="$now" 'NF != 2 || $1 < now - 60 || $1 > now + 1 || $2 <= 0 { bad = 1 } END { exit bad }' <<<"$lines" ||
     fail "--watch lines are not 'UNIX-SECONDS NS' with a positive round trip: $lines"
-  checked="a sample of $one ns, $n samples watched, and 10 refusals"
+  checked="a sample of $one ns, $n samples watched, and 11 refusals"
 else
   refused "may run on one CPU only"
   checked="the refusals on a machine of one CPU"
