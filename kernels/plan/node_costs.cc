@@ -13,9 +13,15 @@ double nodeOpRounds(double sharedBytes, const LinkCost& c) {
 // slot and for each byte it writes into its own buffers (a copy out of a peer's slot, or a
 // reduction's result), gamma for each input byte it reduces (reading the peers' parts is part of
 // the reduction). Counting the result's writes matters: a one-shot allreduce writes all m bytes on
-// every member, a reduce-scatter m/n.
+// every member, a reduce-scatter m/n. A member's copy of its own piece (a broadcast's root out of
+// place, a scatter's or gather's root's own block, an all-to-all's own part, a team of one) is a
+// copy within the rank, priced at the level's `copy` (LevelCosts::forWorkingSet), not at beta, the
+// price of a byte that crosses to another process: on the development VM a 2-rank node broadcast of
+// 4 MiB out of place took 201 us against 123 in place where the two processes share a cache and
+// the root's two copies set the pace (its own copy 78 us: 54 GB/s, the copy curve's 51), and 176
+// against 175 where they do not and the member's reads across caches do.
 double nodeReduceScatterCost(double m, int n, const LinkCost& c) {
-  if (n <= 1) return c.beta * m;
+  if (n <= 1) return c.copy * m;
   const double shared = m * (n - 1) / n;
   return nodeOpRounds(shared, c) * c.alpha + c.beta * (shared + m / n) + c.gamma * m;
 }
@@ -70,22 +76,22 @@ double nodePipeline(const LinkCost& c, int n, double rounds, Root&& root, Member
 // 64 KiB at 31 us of alpha alone, the whole step measuring about 25).
 double nodeBroadcastCost(double m, int n, const LinkCost& c, bool rootCopies) {
   // In place, a team of one moves nothing (the compositions' node broadcasts after a lane step).
-  if (n <= 1) return rootCopies ? c.beta * m : 0;
+  if (n <= 1) return rootCopies ? c.copy * m : 0;
   const double rounds = nodeOpRounds(m, c);
-  auto root = [m, rootCopies](const LinkCost& k) { return k.beta * m * (rootCopies ? 2 : 1); };
+  auto copy = [m, rootCopies](const LinkCost& k) { return rootCopies ? k.copy * m : 0; };
+  auto root = [m, copy](const LinkCost& k) { return k.beta * m + copy(k); };
   auto members = [m](const LinkCost& k) { return k.beta * m; };
-  auto copy = [m, rootCopies](const LinkCost& k) { return rootCopies ? k.beta * m : 0; };
   return rounds * nodeRootAlone(n, c).alpha + nodePipeline(c, n, rounds, root, members, copy);
 }
 double nodeReduceCost(double m, int n, const LinkCost& c) {
-  if (n <= 1) return c.beta * m;
+  if (n <= 1) return c.copy * m;
   const double rounds = nodeOpRounds(m, c);
   return rounds * nodeRootAlone(n, c).alpha +
          nodePipeline(c, n, rounds, [m, n](const LinkCost& k) { return k.beta * m + k.gamma * m * n; },
                       [m](const LinkCost& k) { return k.beta * m; });
 }
 double nodeAllReduceCost(double m, int n, const LinkCost& c) {
-  if (n <= 1) return c.beta * m;
+  if (n <= 1) return c.copy * m;
   return nodeOpRounds(m, c) * c.alpha + 2 * c.beta * m + c.gamma * m * n;
 }
 // Gather and scatter: the root's side moves the whole m, each member's its m/n; `shared`, the most
@@ -95,32 +101,34 @@ double nodeAllReduceCost(double m, int n, const LinkCost& c) {
 // reads, its own block too, after its members publish.
 namespace {
 double nodePiecesCost(double m, int n, double shared, bool rootWrites, const LinkCost& c) {
-  if (n <= 1) return c.beta * m;
+  if (n <= 1) return c.copy * m;
   const double rounds = nodeOpRounds(shared, c);
   return rounds * nodeRootAlone(n, c).alpha +
-         nodePipeline(c, n, rounds, [m](const LinkCost& k) { return k.beta * m; },
+         nodePipeline(c, n, rounds, [m, n](const LinkCost& k) { return k.beta * m * (n - 1) / n + k.copy * m / n; },
                       [m, n](const LinkCost& k) { return k.beta * m / n; },
-                      [m, n, rootWrites](const LinkCost& k) { return rootWrites ? k.beta * m / n : 0; });
+                      [m, n, rootWrites](const LinkCost& k) { return rootWrites ? k.copy * m / n : 0; });
 }
 }  // namespace
 double nodeGatherCost(double m, int n, const LinkCost& c) { return nodePiecesCost(m, n, m / n, false, c); }
 double nodeScatterCost(double m, int n, const LinkCost& c) { return nodePiecesCost(m, n, m * (n - 1) / n, true, c); }
 double nodeAllToAllCost(double m, int n, const LinkCost& c) {
-  if (n <= 1) return c.beta * m;
+  if (n <= 1) return c.copy * m;
   const double shared = m * (n - 1) / n;
-  return nodeOpRounds(shared, c) * c.alpha + 2 * c.beta * shared + c.beta * m / n;
+  return nodeOpRounds(shared, c) * c.alpha + 2 * c.beta * shared + c.copy * m / n;
 }
 double nodeScanCost(double m, int n, const LinkCost& c) {
-  if (n <= 1) return c.beta * m;
+  if (n <= 1) return c.copy * m;
   return nodeOpRounds(m, c) * c.alpha + 2 * c.beta * m + c.gamma * m * n;
 }
 double nodeBarrierCost(int n, const LinkCost& c) { return n <= 1 ? 0 : c.alpha; }
 
 namespace {
 // What one member does in a node op, from its own description: bytes it puts into its slot for the
-// others, bytes it writes into its buffers, input bytes it reduces, and whether it reads a peer's slot.
+// others, bytes it writes into its buffers out of its peers' slots or as a reduction's result,
+// bytes it copies out of its own pieces (a copy within the rank), input bytes it reduces, and
+// whether it reads a peer's slot.
 struct MemberWork {
-  double shared = 0, written = 0, reduced = 0;
+  double shared = 0, written = 0, copied = 0, reduced = 0;
   bool readsPeers = false;
 };
 MemberWork workOf(const NodeOpDesc& d, double es) {
@@ -136,6 +144,10 @@ MemberWork workOf(const NodeOpDesc& d, double es) {
       continue;
     }
     const double bytes = static_cast<double>(r.dst.count) * es;
+    if (r.sources.size() == 1 && r.sources[0].member == me) {
+      w.copied += bytes;
+      continue;
+    }
     w.written += bytes;
     if (r.sources.size() > 1) w.reduced += bytes * static_cast<double>(r.sources.size());
     for (const NodePiece& src : r.sources) w.readsPeers = w.readsPeers || src.member != me;
@@ -169,7 +181,7 @@ double nodeOpTeamCost(const std::vector<const NodeOpDesc*>& team, size_t elemSiz
   auto writes = [&work](int j, const LinkCost& k) { return k.beta * work[static_cast<size_t>(j)].shared; };
   auto reads = [&work](int j, const LinkCost& k) {
     const MemberWork& w = work[static_cast<size_t>(j)];
-    return k.beta * w.written + k.gamma * w.reduced;
+    return k.beta * w.written + k.copy * w.copied + k.gamma * w.reduced;
   };
   if (n > 1 && apart && writers > 0 && readers > 0 && (writers == 1 || readers == 1)) {
     const bool rootWrites = writers == 1;

@@ -12,7 +12,8 @@
 namespace strata {
 
 // Costs of the node ops in the alpha-beta-gamma model of the node level: a round costs alpha,
-// every byte copied into or out of the segment beta, every input byte of a reduction gamma; the
+// every byte copied into or out of the segment beta, every byte a member copies out of its own
+// pieces the level's `copy` (a copy within the rank), every input byte of a reduction gamma; the
 // members work in parallel, so the slowest member's share is the time. Where only each node's root
 // works (the reduce's reduction, the broadcast's and scatter's writes, the gather's reads) the
 // level's costs at the share 1/n apply (nodeRootAlone), where the members work and the roots wait

@@ -343,16 +343,18 @@ TEST(CostModel, TheHostShareCountsReceivers) {
 // A root-centred node op's rounds pipeline through the double-buffered slots where each process
 // has a core: the slower side (root or members) sets the pace, the other shows for one round. Where
 // calibration measured the level alone (more processes than cores), both sides share the cores and
-// add up. The root's side counts every byte it writes: a gather's root copies its own piece too.
+// add up. The root's side counts every byte it moves: a gather's root copies its own piece too, at
+// the copy within a rank.
 TEST(CostModel, RootCentredNodeOpsPipelineWhereEachProcessHasACore) {
   LinkCost c{1e-6, 4e-10, 2e-10};  // roundBytes: 256 KiB
+  c.copy = 1e-10;
   const double m = 1 << 20;        // 4 rounds
   EXPECT_DOUBLE_EQ(nodeOpRounds(m, c), 4);
   EXPECT_NEAR(nodeBroadcastCost(m, 4, c), 4e-6 + 4e-10 * m * 1.25, 1e-15) << "root writes, members read: equal sides";
   EXPECT_NEAR(nodeReduceCost(m, 4, c), 4e-6 + (4e-10 + 4 * 2e-10) * m + 4e-10 * m / 4, 1e-15)
       << "the root reduces 4 inputs while the members write the next round";
-  EXPECT_NEAR(nodeGatherCost(m, 4, c), 1e-6 + 4e-10 * m + 4e-10 * m / 4, 1e-15)
-      << "one round of m / 4 per member: no overlap; the root writes all of m";
+  EXPECT_NEAR(nodeGatherCost(m, 4, c), 1e-6 + 4e-10 * m * 3 / 4 + 1e-10 * m / 4 + 4e-10 * m / 4, 1e-15)
+      << "one round of m / 4 per member: no overlap; the root reads the members' 3/4 of m and copies its own";
   EXPECT_NEAR(nodeBroadcastCost(64 << 10, 4, c), 1e-6 + 2 * 4e-10 * (64 << 10), 1e-15) << "one round: the sum";
   LinkCost shared = c;
   shared.alone = HostShare{0.25, 0.5, BandwidthCurve::of({{1e6, 0.5, 0.5}})};
@@ -366,7 +368,9 @@ TEST(CostModel, RootCentredNodeOpsPipelineWhereEachProcessHasACore) {
   EXPECT_NEAR(nodeBroadcastCost(m, 4, shared), 4 * root.alpha + root.beta * m + members.beta * m, 1e-15)
       << "more processes than cores";
   EXPECT_NEAR(nodeReduceCost(m, 4, shared), 4 * root.alpha + root.beta * m + root.gamma * 4 * m + members.beta * m, 1e-15);
-  EXPECT_NEAR(nodeGatherCost(m, 4, shared), root.alpha + root.beta * m + members.beta * m / 4, 1e-15);
+  EXPECT_NEAR(root.copy, 0.5 * 1e-10, 1e-22) << "a copy within a rank alone: scaled as beta is";
+  EXPECT_NEAR(nodeGatherCost(m, 4, shared), root.alpha + root.beta * m * 3 / 4 + root.copy * m / 4 + members.beta * m / 4,
+              1e-15);
 }
 
 // Where each process has a core and calibration measured the node alone (2 ranks: the root reducing
@@ -375,6 +379,7 @@ TEST(CostModel, RootCentredNodeOpsPipelineWhereEachProcessHasACore) {
 // slower side setting the pace; of one round, all of it alone.
 TEST(CostModel, RootCentredNodeOpsRunTheirEndsAloneWhereEachProcessHasACore) {
   LinkCost c{1e-6, 4e-10, 2e-10};  // roundBytes: 256 KiB
+  c.copy = 1e-10;                  // a copy within a rank: the root's own pieces
   c.alone = HostShare{0.5, 0.8, BandwidthCurve::of({{1e6, 0.6, 0.6}}), false};
   c = c.forWorkingSet(1e6);
   const LinkCost root = nodeRootAlone(2, c), members = nodeMembersBusy(2, c);
@@ -388,17 +393,19 @@ TEST(CostModel, RootCentredNodeOpsRunTheirEndsAloneWhereEachProcessHasACore) {
   const double one = 64 << 10;
   EXPECT_NEAR(nodeBroadcastCost(one, 2, c), root.alpha + root.beta * one + members.beta * one, 1e-15)
       << "one round: each side alone, one after the other";
-  EXPECT_NEAR(nodeBroadcastCost(m, 2, c, true), 4 * root.alpha + 0.75 * 2 * 4e-10 * m + (root.beta * m + 4e-10 * m) / 4,
-              1e-15)
-      << "the root copying its send buffer too: its side, twice the members', sets the pace; in the last round "
+  EXPECT_NEAR(nodeBroadcastCost(m, 2, c, true),
+              4 * root.alpha + 0.75 * (4e-10 + 1e-10) * m + (root.beta * m + 4e-10 * m) / 4, 1e-15)
+      << "the root copying its send buffer too, a copy within the rank: its side sets the pace; in the last round "
          "its copy runs beside the members' reads, both busy";
   EXPECT_NEAR(nodeBroadcastCost(one, 2, c, true), root.alpha + root.beta * one + 4e-10 * one, 1e-15)
       << "one round: the root's writes alone, then its copy beside the member's reads";
   EXPECT_NEAR(nodeScatterCost(one, 2, c), root.alpha + root.beta * one / 2 + 4e-10 * one / 2, 1e-15)
       << "a scatter's root copies its own block beside the member's reads";
-  EXPECT_NEAR(nodeGatherCost(one, 2, c), root.alpha + members.beta * one / 2 + root.beta * one, 1e-15)
-      << "a gather's root reads every block, its own too, after the member wrote";
-  EXPECT_NEAR(nodeBroadcastCost(m, 1, c, true), 4e-10 * m, 1e-15) << "a team of one: the root's copy alone";
+  EXPECT_NEAR(root.copy, 0.6 * 1e-10, 1e-22) << "the root's copy within its rank alone: scaled as beta is";
+  EXPECT_NEAR(nodeGatherCost(one, 2, c), root.alpha + members.beta * one / 2 + root.beta * one / 2 + root.copy * one / 2,
+              1e-15)
+      << "a gather's root reads the member's block after the member wrote it, and copies its own";
+  EXPECT_NEAR(nodeBroadcastCost(m, 1, c, true), 1e-10 * m, 1e-15) << "a team of one: the root's copy alone";
   EXPECT_EQ(nodeBroadcastCost(m, 1, c), 0) << "a team of one in place: nothing";
   LinkCost shared = c;
   shared.alone.coresShared = true;
