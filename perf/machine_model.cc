@@ -11,7 +11,12 @@ namespace strata::perf {
 
 Machine Machine::forCall(const CollectiveArgs& args) const {
   Machine c = *this;
-  const LevelCosts blended = costs.forWorkingSet(hostProcesses() * rankWorkingSetBytes(selectionArgs(args)));
+  // In place, the cheaper per-byte costs of its working set and the out-of-place call's, as the
+  // tuner prices the call as made (src/tuning/tuner.cc, candidatesFor).
+  CollectiveArgs called = selectionArgs(args);
+  const double outOfPlace = rankWorkingSetBytes(called);
+  called.inPlace = args.inPlace;
+  const LevelCosts blended = costs.forWorkingSet(hostProcesses() * outOfPlace, hostProcesses() * rankWorkingSetBytes(called));
   static_cast<LevelCosts&>(c.costs) = blended;
   return c;
 }

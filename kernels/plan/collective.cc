@@ -120,8 +120,12 @@ double oneRankCopyBytes(const CollectiveArgs& a) {
 double rankWorkingSetBytes(const CollectiveArgs& a) {
   const double elemSize = static_cast<double>(a.elemSize());
   const int p = std::max(1, a.commSize);
+  // A rank's buffers: send and receive, or in place the one that holds the other (a rooted call's
+  // root in place; the others' calls have no buffer to share).
+  const bool inPlace = a.inPlace && specOf(a.coll).inPlace != InPlace::kNever;
+  auto both = [inPlace](size_t send, size_t recv) { return static_cast<double>(inPlace ? std::max(send, recv) : send + recv); };
   if (!specOf(a.coll).rooted || p == 1) {  // every rank alike (an exscan's rank 0 as the others)
-    return static_cast<double>(sendUse(a, 0).elems + recvUse(a, 0).elems) * elemSize;
+    return both(sendUse(a, 0).elems, recvUse(a, 0).elems) * elemSize;
   }
   // A rooted call: the mean of the root's buffers and the p - 1 others' (all alike), which lack
   // the buffer only the root has; the host's processes' buffers add up to this times their
@@ -133,7 +137,8 @@ double rankWorkingSetBytes(const CollectiveArgs& a) {
     const BufferUse send = sendUse(a, rank), recv = recvUse(a, rank);
     return static_cast<double>((send.used ? send.elems : 0) + (recv.used ? recv.elems : 0));
   };
-  return (held(a.root) + (p - 1) * held((a.root + 1) % p)) / p * elemSize;
+  const double root = inPlace ? both(sendUse(a, a.root).elems, recvUse(a, a.root).elems) : held(a.root);
+  return (root + (p - 1) * held((a.root + 1) % p)) / p * elemSize;
 }
 
 const char* collectiveName(Collective c) {

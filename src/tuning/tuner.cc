@@ -50,13 +50,15 @@ std::vector<Candidate> candidatesFor(const TunerInput& in, std::vector<std::stri
   // largest host, and the arguments are the rank-independent ones).
   const LevelCosts costs = in.costs->forWorkingSet(in.hostProcesses * rankWorkingSetBytes(global));
   // This rank's call as made (Candidate::calledSeconds): in place, the formulas without the copies
-  // it leaves out, at the out-of-place call's working set, where calibration keys the calls it
-  // times in place (perf/calibrate.cc, measure). Keyed at its own, smaller working set, a call in
-  // place read the curve where smaller calls had fitted it, their per-byte costs higher (2 ranks on
-  // the Zen 5 VM: a 1 MiB full-lane allreduce in place priced 101 us against 85 measured, 90 out
-  // of place).
+  // it leaves out, at the out-of-place call's working set (where calibration keys the calls it
+  // times in place: perf/calibrate.cc, measure) or its own smaller one, whichever's per-byte costs
+  // are cheaper (LevelCosts::forWorkingSet).
   CollectiveArgs called = global;
   called.inPlace = args.inPlace;
+  const LevelCosts calledCosts =
+      args.inPlace ? in.costs->forWorkingSet(in.hostProcesses * rankWorkingSetBytes(global),
+                                             in.hostProcesses * rankWorkingSetBytes(called))
+                   : costs;
   std::vector<Candidate> out;
   for (const FlatAlgorithm* algo : flatAlgorithmsFor(args.coll)) {
     const std::string why = algo->whyUnsupported(global, p);
@@ -67,7 +69,7 @@ std::vector<Candidate> candidatesFor(const TunerInput& in, std::vector<std::stri
     Candidate c;
     c.name = algo->name;
     c.predictedSeconds = p == 1 ? oneRankCopyBytes(args) * costs.flat.copy : flatAlgorithmPrice(*algo, global, p, costs.flat);
-    c.calledSeconds = p == 1 || !args.inPlace ? c.predictedSeconds : flatAlgorithmPrice(*algo, called, p, costs.flat);
+    c.calledSeconds = p == 1 || !args.inPlace ? c.predictedSeconds : flatAlgorithmPrice(*algo, called, p, calledCosts.flat);
     c.automatic = algo->automatic(global, p);
     const Group world = Group::world(p, in.topology->rank);
     BuildOptions opt;
@@ -84,7 +86,7 @@ std::vector<Candidate> candidatesFor(const TunerInput& in, std::vector<std::stri
     Candidate c;
     c.name = h->name;
     c.predictedSeconds = h->cost(global, *in.topology, costs);
-    c.calledSeconds = args.inPlace ? h->cost(called, *in.topology, costs) : c.predictedSeconds;
+    c.calledSeconds = args.inPlace ? h->cost(called, *in.topology, calledCosts) : c.predictedSeconds;
     const Topology topo = *in.topology;
     c.build = [h, args, topo, costs](PlanBuilder& b) { h->build(b, args, topo, costs); };
     out.push_back(std::move(c));

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <fstream>
 #include <string>
+#include <tuple>
 #include <utility>
 
 #include "kernels/plan/collective.h"
@@ -188,6 +189,61 @@ TEST(CostModel, ARootedCallsWorkingSetIsItsRanksBuffersOnAverage) {
   a.coll = Collective::kReduce;
   a.commSize = 1;  // one rank: its own buffers
   EXPECT_DOUBLE_EQ(rankWorkingSetBytes(a), 2 * 1000 * 4) << "reduce of 1000 floats on 1";
+}
+
+// In place a rank's buffers are one: the larger, which holds the smaller (a rooted call's root in
+// place; the others have no buffer to share).
+TEST(CostModel, InPlaceARanksBuffersAreTheLargerOne) {
+  CollectiveArgs a;
+  a.type = strataFloat32;
+  a.count = 1000;
+  a.commSize = 4;
+  a.inPlace = true;
+  a.coll = Collective::kAllReduce;
+  EXPECT_DOUBLE_EQ(rankWorkingSetBytes(a), 1000 * 4) << "allreduce of 1000 floats on 4 in place";
+  a.coll = Collective::kAllGather;  // the send buffer is its block of the receive buffer
+  EXPECT_DOUBLE_EQ(rankWorkingSetBytes(a), 4 * 1000 * 4) << "allgather in place";
+  a.coll = Collective::kReduceScatter;  // the receive buffer is its block of the send buffer
+  EXPECT_DOUBLE_EQ(rankWorkingSetBytes(a), 4 * 1000 * 4) << "reduce-scatter in place";
+  a.root = 2;
+  a.coll = Collective::kReduce;  // the root: one buffer; the others: send
+  EXPECT_DOUBLE_EQ(rankWorkingSetBytes(a), (1 + 3 * 1) * 1000 * 4 / 4.0) << "reduce in place, root 2 of 4";
+  a.coll = Collective::kGather;  // the root: every block; the others: their block
+  EXPECT_DOUBLE_EQ(rankWorkingSetBytes(a), (4 + 3 * 1) * 1000 * 4 / 4.0) << "gather in place, root 2 of 4";
+  a.coll = Collective::kBroadcast;  // the root: one buffer; the others: receive
+  EXPECT_DOUBLE_EQ(rankWorkingSetBytes(a), (1 + 3 * 1) * 1000 * 4 / 4.0) << "broadcast in place, root 2 of 4";
+  a.inPlace = false;
+  EXPECT_DOUBLE_EQ(rankWorkingSetBytes(a), (2 + 3 * 1) * 1000 * 4 / 4.0) << "broadcast out of place";
+}
+
+// A call in place moves the out-of-place call's bytes through less memory: per level, the cheaper
+// beta, gamma and copy of the two working sets, and the out-of-place call's alpha. On a curve that
+// rises past a knee the smaller set's; on one that falls (small calls' overheads) the larger's.
+TEST(CostModel, ACallInPlaceReadsTheCheaperOfItsTwoWorkingSets) {
+  LevelCosts costs;
+  costs.flat.curve = BandwidthCurve::of({{1e6, 4e-11, 1e-11, 2e-6, 1e-11}, {4e6, 2e-11, 3e-11, 1e-6, 3e-11},
+                                         {16e6, 6e-11, 2e-11, 3e-6, 2e-11}});
+  costs.node.curve = BandwidthCurve::of({{1e6, 5e-11, 5e-11}, {16e6, 1e-11, 1e-11}});  // falls all along
+  costs.lane = costs.flat;
+  const LevelCosts apart = costs.forWorkingSet(16e6), small = costs.forWorkingSet(4e6);
+  const LevelCosts inPlace = costs.forWorkingSet(16e6, 4e6);
+  for (const auto& [level, got, big, sm] : {std::tuple{"flat", inPlace.flat, apart.flat, small.flat},
+                                            std::tuple{"lane", inPlace.lane, apart.lane, small.lane}}) {
+    EXPECT_DOUBLE_EQ(got.beta, 2e-11) << level << ": the smaller set's, below the knee";
+    EXPECT_DOUBLE_EQ(got.gamma, 2e-11) << level << ": the larger set's, cheaper there";
+    EXPECT_DOUBLE_EQ(got.copy, 2e-11) << level;
+    EXPECT_DOUBLE_EQ(got.alpha, big.alpha) << level << ": the out-of-place call's messages";
+    EXPECT_DOUBLE_EQ(got.workingSet, 16e6) << level << ": its host shares read as out of place";
+    EXPECT_LT(sm.alpha, big.alpha) << level << ": the test tells the two alphas apart";
+  }
+  EXPECT_DOUBLE_EQ(inPlace.node.beta, apart.node.beta) << "the node's curve falls: the larger set's";
+  EXPECT_DOUBLE_EQ(inPlace.node.gamma, apart.node.gamma);
+  EXPECT_DOUBLE_EQ(inPlace.node.copy, 2e-11) << "the flat level's copy serves the node's";
+  for (double same : {0.0, 16e6, 32e6}) {  // none, or not smaller: the out-of-place call's costs
+    const LevelCosts c = costs.forWorkingSet(16e6, same);
+    EXPECT_DOUBLE_EQ(c.flat.beta, apart.flat.beta) << same;
+    EXPECT_DOUBLE_EQ(c.node.beta, apart.node.beta) << same;
+  }
 }
 
 // A curve that carries alpha reads it like beta (held below and above, linear in the log between);

@@ -107,8 +107,8 @@ TEST(SelectionOneRank, EveryCandidatePaysTheLocalCopy) {
 
 // The choice reads what every rank of a call shares, out of place (ranks of one call may differ
 // in place); the price of a rank's call as made is its own: in place, its formula without the
-// copies it then leaves out, at the out-of-place call's working set (where calibration keys the
-// calls it times in place). No candidate's price for the choice changes in place; with no rewrite
+// copies it then leaves out, at the cheaper per-byte costs of its own working set and the
+// out-of-place call's (LevelCosts::forWorkingSet). No candidate's price for the choice changes in place; with no rewrite
 // cost (LinkCost::rewrite, which can make a call in place dearer: it may write what its peer has
 // just read) none costs more in place, and an allgather's, which copies no block of its own
 // there, costs less.
@@ -145,12 +145,26 @@ TEST(SelectionInPlace, ACallIsChosenAsSharedAndPricedAsMade) {
         }
       }
       if (coll != Collective::kAllGather || p != 2) continue;
-      // The ring allgather on 2 ranks by hand: one step of a block and no copy of its own, at both
-      // ranks' send and receive buffers (6 MiB each).
+      // The ring allgather on 2 ranks by hand: one step of a block and no copy of its own. Each
+      // rank's buffers hold 4 MiB in place (the receive buffer), 6 out of place: on these curves,
+      // which rise with the working set, the smaller one's costs; on curves that fall (small
+      // calls' overheads), the out-of-place call's.
       const auto ring = std::find_if(inPlace.begin(), inPlace.end(), [](const Candidate& c) { return c.name == "ring"; });
       ASSERT_NE(ring, inPlace.end());
-      const LinkCost at = costs.forWorkingSet(2.0 * (6 << 20)).flat;
+      const LinkCost at = costs.forWorkingSet(2.0 * (4 << 20)).flat;
       EXPECT_NEAR(ring->calledSeconds, at.alpha + at.beta * (2 << 20), 1e-12);
+      CostParams falling = costs;
+      for (LinkCost* l : {&falling.flat, &falling.node, &falling.lane}) {
+        l->curve = BandwidthCurve::of({{1 << 20, 4e-10, 4e-10, -1, 8e-11}, {64 << 20, 1e-10, 1e-10, -1, 2e-11}});
+      }
+      in.costs = &falling;
+      const std::vector<Candidate> overheads = candidatesFor(in, nullptr);
+      const auto fallingRing =
+          std::find_if(overheads.begin(), overheads.end(), [](const Candidate& c) { return c.name == "ring"; });
+      ASSERT_NE(fallingRing, overheads.end());
+      const LinkCost apartAt = falling.forWorkingSet(2.0 * (6 << 20)).flat;
+      EXPECT_NEAR(fallingRing->calledSeconds, apartAt.alpha + apartAt.beta * (2 << 20), 1e-12);
+      in.costs = &costs;
     }
   }
 }
