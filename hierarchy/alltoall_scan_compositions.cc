@@ -64,7 +64,9 @@ double costAllToAllFullLane(const CollectiveArgs& a, const Topology& t, const Le
   const int n = t.maxNodeSize(), N = t.numNodes();
   const double mine = callBytes(a) * t.size;
   NestedCall call(Collective::kAllToAll, a.count * static_cast<size_t>(n), 0, false);
-  return c.node.beta * mine + levelCost(a, call, N, c.lane) + nodeAllToAllCost(mine, n, c.node);
+  // The lane pack, and in place the input's copy first, are copies within the rank.
+  const double copies = (a.inPlace ? 2 : 1) * mine;
+  return c.node.copy * copies + levelCost(a, call, N, c.lane) + nodeAllToAllCost(mine, n, c.node);
 }
 
 // ---- scan / exscan ----

@@ -88,7 +88,8 @@ double costAllGatherLeader(const CollectiveArgs& a, const Topology& t, const Lev
   const int n = t.maxNodeSize(), N = t.numNodes();
   const double total = callBytes(a) * t.size;
   NestedCall call(Collective::kAllGather, a.count * static_cast<size_t>(n), 0, true);
-  return nodeGatherCost(callBytes(a) * n, n, c.node) +
+  // In place each leader's own block is already in its receive buffer: its node gather copies none.
+  return nodeGatherCost(callBytes(a) * n, n, c.node, !a.inPlace) +
          (N > 1 ? levelCost(a, call, N, representativesLink(c.lane, t)) : 0.0) +
          nodeBroadcastCost(total, n, c.node);
 }
@@ -213,7 +214,9 @@ void buildGatherLeader(PlanBuilder& b, const CollectiveArgs& a, const Topology& 
 double costGatherLeader(const CollectiveArgs& a, const Topology& t, const LevelCosts& c) {
   const int n = t.maxNodeSize(), N = t.numNodes();
   NestedCall call(Collective::kGather, a.count * static_cast<size_t>(n), 0, false);
-  return nodeGatherCost(callBytes(a) * n, n, c.node) +
+  // In place the root's own block is already in its receive buffer; the other nodes'
+  // representatives, gathering into scratch at the same time, still copy theirs.
+  return nodeGatherCost(callBytes(a) * n, n, c.node, !(a.inPlace && N == 1)) +
          (N > 1 ? levelCost(a, call, N, representativesLink(c.lane, t)) : 0.0);
 }
 
@@ -246,7 +249,10 @@ void buildScatterFullLane(PlanBuilder& b, const CollectiveArgs& a, const Topolog
 double costScatterFullLane(const CollectiveArgs& a, const Topology& t, const LevelCosts& c) {
   const int n = t.maxNodeSize(), N = t.numNodes();
   NestedCall call(Collective::kScatter, a.count, 0, false);
-  return (N > 1 ? levelCost(a, call, N, c.lane) : 0.0) + nodeScatterCost(callBytes(a) * t.size, n, c.node);
+  // On one node in place the root's own block is already in its receive buffer (on more, the node
+  // scatter writes a lane buffer).
+  return (N > 1 ? levelCost(a, call, N, c.lane) : 0.0) +
+         nodeScatterCost(callBytes(a) * t.size, n, c.node, !(a.inPlace && N == 1));
 }
 
 void buildScatterLeader(PlanBuilder& b, const CollectiveArgs& a, const Topology& t, const LevelCosts& c) {
@@ -277,7 +283,9 @@ void buildScatterLeader(PlanBuilder& b, const CollectiveArgs& a, const Topology&
 double costScatterLeader(const CollectiveArgs& a, const Topology& t, const LevelCosts& c) {
   const int n = t.maxNodeSize(), N = t.numNodes();
   NestedCall call(Collective::kScatter, a.count * static_cast<size_t>(n), 0, false);
-  return nodeScatterCost(callBytes(a) * n, n, c.node) +
+  // In place the root's own block is already in its receive buffer; the other nodes'
+  // representatives, scattering out of scratch, still copy theirs.
+  return nodeScatterCost(callBytes(a) * n, n, c.node, !(a.inPlace && N == 1)) +
          (N > 1 ? levelCost(a, call, N, representativesLink(c.lane, t)) : 0.0);
 }
 

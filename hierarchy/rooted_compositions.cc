@@ -42,7 +42,8 @@ double costBroadcastFullLane(const CollectiveArgs& a, const Topology& t, const L
   const int n = t.maxNodeSize(), N = t.numNodes();
   const double m = callBytes(a);
   NestedCall call(Collective::kBroadcast, (a.count + n - 1) / n, 0, true);
-  return nodeScatterCost(m, n, c.node) + levelCost(a, call, N, c.lane) + nodeAllGatherCost(m, n, c.node);
+  // In place the root's own block is already in its receive buffer: its node scatter copies none.
+  return nodeScatterCost(m, n, c.node, !a.inPlace) + levelCost(a, call, N, c.lane) + nodeAllGatherCost(m, n, c.node);
 }
 
 void buildBroadcastLeader(PlanBuilder& b, const CollectiveArgs& a, const Topology& t, const LevelCosts& c) {

@@ -100,17 +100,22 @@ double nodeAllReduceCost(double m, int n, const LinkCost& c) {
 // A scatter's root copies its own block after publishing each round (its tail); a gather's root
 // reads, its own block too, after its members publish.
 namespace {
-double nodePiecesCost(double m, int n, double shared, bool rootWrites, const LinkCost& c) {
-  if (n <= 1) return c.copy * m;
+double nodePiecesCost(double m, int n, double shared, bool rootWrites, bool rootCopies, const LinkCost& c) {
+  if (n <= 1) return rootCopies ? c.copy * m : 0;
   const double rounds = nodeOpRounds(shared, c);
+  const double own = rootCopies ? m / n : 0;
   return rounds * nodeRootAlone(n, c).alpha +
-         nodePipeline(c, n, rounds, [m, n](const LinkCost& k) { return k.beta * m * (n - 1) / n + k.copy * m / n; },
+         nodePipeline(c, n, rounds, [m, n, own](const LinkCost& k) { return k.beta * m * (n - 1) / n + k.copy * own; },
                       [m, n](const LinkCost& k) { return k.beta * m / n; },
-                      [m, n, rootWrites](const LinkCost& k) { return rootWrites ? k.copy * m / n : 0; });
+                      [own, rootWrites](const LinkCost& k) { return rootWrites ? k.copy * own : 0; });
 }
 }  // namespace
-double nodeGatherCost(double m, int n, const LinkCost& c) { return nodePiecesCost(m, n, m / n, false, c); }
-double nodeScatterCost(double m, int n, const LinkCost& c) { return nodePiecesCost(m, n, m * (n - 1) / n, true, c); }
+double nodeGatherCost(double m, int n, const LinkCost& c, bool rootCopies) {
+  return nodePiecesCost(m, n, m / n, false, rootCopies, c);
+}
+double nodeScatterCost(double m, int n, const LinkCost& c, bool rootCopies) {
+  return nodePiecesCost(m, n, m * (n - 1) / n, true, rootCopies, c);
+}
 double nodeAllToAllCost(double m, int n, const LinkCost& c) {
   if (n <= 1) return c.copy * m;
   const double shared = m * (n - 1) / n;

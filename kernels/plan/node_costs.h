@@ -27,8 +27,10 @@ double nodeAllGatherCost(double m, int n, const LinkCost& c);
 double nodeBroadcastCost(double m, int n, const LinkCost& c, bool rootCopies = false);
 double nodeReduceCost(double m, int n, const LinkCost& c);
 double nodeAllReduceCost(double m, int n, const LinkCost& c);
-double nodeGatherCost(double m, int n, const LinkCost& c);
-double nodeScatterCost(double m, int n, const LinkCost& c);
+// `rootCopies`: the root copies its own block between its buffers (false where the call is in
+// place on that root: its block is already where it goes).
+double nodeGatherCost(double m, int n, const LinkCost& c, bool rootCopies = true);
+double nodeScatterCost(double m, int n, const LinkCost& c, bool rootCopies = true);
 double nodeAllToAllCost(double m, int n, const LinkCost& c);  // m: one member's send bytes
 double nodeScanCost(double m, int n, const LinkCost& c);
 double nodeBarrierCost(int n, const LinkCost& c);

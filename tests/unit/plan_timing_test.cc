@@ -812,6 +812,63 @@ TEST(PlanTiming, TheOneNodeLeaderBroadcastCopiesTheRootsBufferInsideItsNodeStep)
       << "the root's copy is the slower side: it shows in every round";
 }
 
+// On one node a composition is its node ops (and the copies within a rank between them): its
+// formula prices what its plan does, out of place and in place, from every root, where each
+// process has a core and where they share them. In place a root's own block is already where it
+// goes: the full-lane broadcast's node scatter, the leader allgather's node gathers, the leader and
+// full-lane gather's and scatter's root copy none (their formulas had priced the copy: the full-lane
+// broadcast of 16 MiB on the development VM's 2 ranks 1172 us against its plan's 981, measured
+// 915-943); the full-lane alltoall copies its input first and packs its lane's blocks, copies within
+// a rank (its formula had priced the pack at the node's beta: +58% at 64 KiB).
+TEST(PlanTiming, OnOneNodeACompositionsFormulaPricesItsPlanInPlaceToo) {
+  LinkCost node{1e-6, 1e-10, 5e-11};
+  node.roundBytes = 64 << 10;
+  LinkCost ownCores = node;
+  ownCores.alone.share = 0.25;
+  ownCores.alone.alpha = 0.5;
+  ownCores.alone.ratios = BandwidthCurve::of({{1, 0.6, 0.7}});
+  ownCores.alone.coresShared = false;
+  LinkCost flat = node;  // its curve carries the copy within a rank, cheaper than the node's beta
+  flat.curve = BandwidthCurve::of({{1, node.beta, node.gamma, -1, 3e-11}});
+  const Collective kinds[] = {Collective::kBroadcast, Collective::kReduce,  Collective::kAllGather, Collective::kReduceScatter,
+                              Collective::kGather,    Collective::kScatter, Collective::kAllToAll,  Collective::kAllReduce};
+  int priced = 0;
+  for (const LinkCost& c : {node, ownCores}) {
+    Machine m = machine(1, 4, LinkCost{0, 0, 0}, c);
+    m.costs.flat = flat;
+    for (Collective coll : kinds) {
+      for (const HierAlgorithm* h : hierAlgorithmsFor(coll)) {
+        for (int root : {0, 2}) {
+          if (root != 0 && !specOf(coll).rooted) continue;
+          for (bool inPlace : {false, true}) {
+            CollectiveArgs a;
+            a.coll = coll;
+            a.count = size_t{1} << 16;  // floats: 256 KiB a block or the vector, 4 rounds of the slots
+            a.type = strataFloat32;
+            a.commSize = 4;
+            a.root = root;
+            a.inPlace = inPlace;
+            Topology topo;
+            ASSERT_TRUE(Topology::fromShape({4}, 4, root, &topo).ok());
+            if (!h->whyUnsupported(a, topo).empty()) continue;
+            const std::string what = std::string(collectiveName(coll)) + " " + h->name + " from " + std::to_string(root) +
+                                     (inPlace ? " in place" : "") + (c.alone.share < 1 ? " (alone costs)" : "");
+            const Machine mc = m.forCall(a);
+            const double formula = h->cost(a, topo, mc.costs);
+            PlanTiming t;
+            bool overBudget = false;
+            const Status s = timeAlgorithm(a, h->name, mc, 0, &t, &overBudget);
+            ASSERT_TRUE(s.ok()) << what << ": " << s.message();
+            EXPECT_NEAR(t.seconds / formula, 1.0, 1e-6) << what << ": simulated " << t.seconds << " s, formula " << formula;
+            ++priced;
+          }
+        }
+      }
+    }
+  }
+  EXPECT_GE(priced, 2 * 2 * 16) << "every composition of the eight collectives, out of place and in place";
+}
+
 // The leader broadcast on nodes of one rank: its node step broadcasts in place on a team of one
 // and moves nothing, as every composition's node broadcast does; the formula priced it as a copy
 // of m (1.12x the plan on 8 nodes).
