@@ -53,8 +53,9 @@ const FlatAlgorithm* findFlatAlgorithm(Collective c, const std::string& name);
 Plan buildFlatPlan(const FlatAlgorithm& f, const CollectiveArgs& args, int p, int rank, const BuildOptions& opt);
 
 // The price of `f` for a call on `p` ranks of a level with costs `c`: its formula (on the
-// arguments every rank shares, selectionArgs, in place as `args` says but for rooted calls: a
-// composition's level is in place on every rank alike, and the tuner passes its call out of place),
+// arguments every rank shares, selectionArgs, in place as `args` says: the tuner's choice passes
+// its call out of place, its price as made the rank's own, which for a rooted call only its root
+// can make in place, the others holding one of the two buffers),
 // plus, where the level has a rewrite cost, what its
 // plan writes after a peer read it (kernels/plan/peer_reads.h) at c.rewrite per byte, the most of
 // any rank's (ranks 0, 1, p/2, p - 1 and the root: the same on every rank, as a choice must be).

@@ -4,7 +4,7 @@
 // each subtree straight into its receive buffer unless the subtree's ranks wrap past p - 1; those
 // land in scratch and are copied in two pieces.
 //   T(m) = ceil(log2 p) alpha + (p-1)/p beta m + c m/p   (m: the gathered bytes; c m/p: the root's own
-//   block, a copy within it)
+//   block, a copy within it; none in place)
 // with each round priced at the share of the ranks it keeps busy (kernels/plan/cost.h,
 // binomialRound: the same sum where the host has a core per process).
 #include "inter_node/algorithms/algorithm.h"
@@ -59,7 +59,7 @@ void build(PlanBuilder& b, const CollectiveArgs& a, const Group& g, const BuildO
 
 double cost(const CollectiveArgs& a, int p, const LinkCost& c) {
   const double m = callBytes(a) * p;
-  return binomialSpreadTime(p, c, m, a.root) + c.copy * m / p;  // the root's own block: a copy
+  return binomialSpreadTime(p, c, m, a.root) + (a.inPlace ? 0 : c.copy * m / p);  // the root's own block: a copy
 }
 
 }  // namespace

@@ -45,7 +45,7 @@ double flatRewrittenBytes(const FlatAlgorithm& f, const CollectiveArgs& args, in
 
 double flatAlgorithmPrice(const FlatAlgorithm& f, const CollectiveArgs& args, int p, const LinkCost& c) {
   CollectiveArgs shared = selectionArgs(args);
-  shared.inPlace = args.inPlace && !specOf(args.coll).rooted;  // a rooted call's flag may be the root's alone
+  shared.inPlace = args.inPlace;  // a rooted call's is its root's (the others hold one of the two buffers)
   const double formula = f.cost(shared, p, c);
   return c.rewrite > 0 ? formula + c.rewrite * flatRewrittenBytes(f, args, p, c) : formula;
 }

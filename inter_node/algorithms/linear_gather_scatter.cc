@@ -2,7 +2,8 @@
 // "Linear time irregular gather"): every rank exchanges its block with the root directly. The root
 // handles p-1 messages, but no data travels twice and no rank but the root needs the counts, so
 // this is the algorithm for large blocks and for gatherv/scatterv.
-//   gather:  T(m) = (p-1) alpha + (p-1)/p beta m + c m/p   (c m/p: the root's own block, a copy within it)
+//   gather:  T(m) = (p-1) alpha + (p-1)/p beta m + c m/p   (c m/p: the root's own block, a copy within it;
+//                                                           none in place)
 //   scatter: T(m) = (p-1) alpha + (p-1)/p beta m           (the root's copy runs beside the sends)
 #include "inter_node/algorithms/algorithm.h"
 
@@ -51,9 +52,11 @@ double costScatter(const CollectiveArgs& a, int p, const LinkCost& c) {
   return (p - 1) * c.alpha + (p - 1.0) / p * c.beta * m;
 }
 // The gather's root copies its own block as well as receiving the others' (a message within a node
-// is its receiver's copy: the two add up); the scatter's root copies its own while the others
-// receive.
-double costGather(const CollectiveArgs& a, int p, const LinkCost& c) { return costScatter(a, p, c) + c.copy * callBytes(a); }
+// is its receiver's copy: the two add up), out of place (in place the block is already there); the
+// scatter's root copies its own while the others receive.
+double costGather(const CollectiveArgs& a, int p, const LinkCost& c) {
+  return costScatter(a, p, c) + (a.inPlace ? 0 : c.copy * callBytes(a));
+}
 
 }  // namespace
 
