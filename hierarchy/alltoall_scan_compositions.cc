@@ -4,6 +4,7 @@
 //   alltoall fulllane: alltoall(lane; node k' gets the blocks for all its ranks) -> alltoall(node)
 //   scan fulllane:     reduce-scatter(node) -> exscan(lane) -> allgather(node), with scan(node)
 //   scan leader:       reduce(node) -> exscan(leaders) -> broadcast(node), with scan(node)
+//   (either on one node: scan(node) alone)
 //   barrier:           barrier(node) -> dissemination(leaders) -> barrier(node)
 #include "hierarchy/composition.h"
 #include "intra_node/node_collectives.h"
@@ -81,7 +82,23 @@ void combinePrefix(PlanBuilder& b, const CollectiveArgs& a, const Topology& t, S
   else if (earlierMembers) b.copy(out, S);
 }
 
+// On one node no node has earlier nodes: the node's total (its reduce-scatter or reduce, then the
+// lanes' or leaders' exscan) would feed nothing, and the node scan writes the receive buffer itself
+// (in place too: each member's slot holds its input for the members after it). True where it built
+// that.
+bool buildScanOnOneNode(PlanBuilder& b, const CollectiveArgs& a, const Topology& t) {
+  if (t.numNodes() > 1) return false;
+  b.label("node-scan", 0);
+  b.nodeOp(nodeScan(t.nodeGroup(t.rank), Slice{BufferId::kSend, 0, a.count}, Slice{BufferId::kRecv, 0, a.count},
+                    a.coll == Collective::kExscan));
+  return true;
+}
+double scanOnOneNodeCost(const CollectiveArgs& a, const Topology& t, const LevelCosts& c) {
+  return nodeScanCost(callBytes(a), t.maxNodeSize(), c.node, a.coll == Collective::kExscan, a.inPlace);
+}
+
 void buildScanFullLane(PlanBuilder& b, const CollectiveArgs& a, const Topology& t, const LevelCosts& c) {
+  if (buildScanOnOneNode(b, a, t)) return;
   const Group team = t.nodeGroup(t.rank), lane = t.laneGroup(t.rank);
   const int n = team.size();
   const bool exclusive = a.coll == Collective::kExscan;
@@ -107,13 +124,15 @@ void buildScanFullLane(PlanBuilder& b, const CollectiveArgs& a, const Topology& 
 
 double costScanFullLane(const CollectiveArgs& a, const Topology& t, const LevelCosts& c) {
   const int n = t.maxNodeSize(), N = t.numNodes();
+  if (N == 1) return scanOnOneNodeCost(a, t, c);
   const double m = callBytes(a);
   NestedCall call(Collective::kExscan, (a.count + n - 1) / n, 0, false);
   return nodeReduceScatterCost(m, n, c.node) + levelCost(a, call, N, c.lane) + nodeAllGatherCost(m, n, c.node) +
-         nodeScanCost(m, n, c.node) + c.node.gamma * 2 * m;
+         nodeScanCost(m, n, c.node, a.coll == Collective::kExscan) + c.node.gamma * 2 * m;
 }
 
 void buildScanLeader(PlanBuilder& b, const CollectiveArgs& a, const Topology& t, const LevelCosts& c) {
+  if (buildScanOnOneNode(b, a, t)) return;
   const Group team = t.nodeGroup(t.rank);
   const bool exclusive = a.coll == Collective::kExscan;
   const Slice in{BufferId::kSend, 0, a.count}, out{BufferId::kRecv, 0, a.count};
@@ -137,11 +156,12 @@ void buildScanLeader(PlanBuilder& b, const CollectiveArgs& a, const Topology& t,
 
 double costScanLeader(const CollectiveArgs& a, const Topology& t, const LevelCosts& c) {
   const int n = t.maxNodeSize(), N = t.numNodes();
+  if (N == 1) return scanOnOneNodeCost(a, t, c);
   const double m = callBytes(a);
   NestedCall call(Collective::kExscan, a.count, 0, false);
-  return nodeReduceCost(m, n, c.node) +
-         (N > 1 ? levelCost(a, call, N, representativesLink(c.lane, t)) : 0.0) + nodeBroadcastCost(m, n, c.node) +
-         nodeScanCost(m, n, c.node) + c.node.gamma * 2 * m;
+  return nodeReduceCost(m, n, c.node) + levelCost(a, call, N, representativesLink(c.lane, t)) +
+         nodeBroadcastCost(m, n, c.node) + nodeScanCost(m, n, c.node, a.coll == Collective::kExscan) +
+         c.node.gamma * 2 * m;
 }
 
 // ---- barrier ----

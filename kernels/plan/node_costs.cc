@@ -121,10 +121,6 @@ double nodeAllToAllCost(double m, int n, const LinkCost& c) {
   const double shared = m * (n - 1) / n;
   return nodeOpRounds(shared, c) * c.alpha + 2 * c.beta * shared + c.copy * m / n;
 }
-double nodeScanCost(double m, int n, const LinkCost& c) {
-  if (n <= 1) return c.copy * m;
-  return nodeOpRounds(m, c) * c.alpha + 2 * c.beta * m + c.gamma * m * n;
-}
 double nodeBarrierCost(int n, const LinkCost& c) { return n <= 1 ? 0 : c.alpha; }
 
 namespace {
@@ -161,22 +157,20 @@ MemberWork workOf(const NodeOpDesc& d, double es) {
 }
 }  // namespace
 
+namespace {
 // A root-centred op is one where the members that put bytes into their slots and the members that
 // read a peer's slot are apart, one side a single member (the root): a broadcast's or scatter's
 // root writes, the others read; a reduce's or gather's members write, the root reads. Its time is
 // the formulas' pipeline of the two sides, each side a member's whole work (a scatter's root copies
 // its own block as well as writing the others'). Every other op is priced by its busiest member,
 // its writes and reads in turn.
-double nodeOpTeamCost(const std::vector<const NodeOpDesc*>& team, size_t elemSize, const LinkCost& c) {
-  const double es = static_cast<double>(elemSize);
-  const int n = static_cast<int>(team.size());
-  std::vector<MemberWork> work;
+double teamCost(const std::vector<MemberWork>& work, const LinkCost& c) {
+  const int n = static_cast<int>(work.size());
   double maxShared = 0;
   int writers = 0, readers = 0, writer = -1, reader = -1;
   bool apart = true;
   for (int j = 0; j < n; ++j) {
-    work.push_back(workOf(*team[static_cast<size_t>(j)], es));
-    const MemberWork& w = work.back();
+    const MemberWork& w = work[static_cast<size_t>(j)];
     maxShared = std::max(maxShared, w.shared);
     if (w.shared > 0) ++writers, writer = j;
     if (w.readsPeers) ++readers, reader = j;
@@ -207,6 +201,35 @@ double nodeOpTeamCost(const std::vector<const NodeOpDesc*>& team, size_t elemSiz
   for (int j = 0; j < n; ++j) busiest = std::max(busiest, writes(j, c) + reads(j, c));
   // A team of one hands no slot to anyone: its op is its own copies (the formulas' n <= 1).
   return (n > 1 ? rounds * c.alpha : 0) + busiest;
+}
+}  // namespace
+
+double nodeOpTeamCost(const std::vector<const NodeOpDesc*>& team, size_t elemSize, const LinkCost& c) {
+  std::vector<MemberWork> work;
+  for (const NodeOpDesc* d : team) work.push_back(workOf(*d, static_cast<double>(elemSize)));
+  return teamCost(work, c);
+}
+
+// A node scan (intra_node/node_collectives.h, nodeScan): member j puts its input into its slot for
+// the members after it, and reads members 0..j's (0..j-1's for an exclusive scan) into its output:
+// one piece its own copy, one a peer's copy, more a reduction. Priced by the rule every node op's
+// description is (teamCost): on 2 members the first writes and the second reads, a root-centred op.
+// `inPlace`: the output is the input (member 0 of an inclusive scan then copies nothing).
+double nodeScanCost(double m, int n, const LinkCost& c, bool exclusive, bool inPlace) {
+  std::vector<MemberWork> work(static_cast<size_t>(std::max(n, 1)));
+  for (int j = 0; j < n; ++j) {
+    MemberWork& w = work[static_cast<size_t>(j)];
+    w.shared = j < n - 1 ? m : 0;
+    const int sources = exclusive ? j : j + 1;
+    if (sources == 1 && !exclusive) {
+      w.copied = inPlace ? 0 : m;
+    } else if (sources >= 1) {
+      w.written = m;
+      w.readsPeers = true;
+      if (sources > 1) w.reduced = m * sources;
+    }
+  }
+  return teamCost(work, c);
 }
 
 }  // namespace strata

@@ -32,7 +32,8 @@ double nodeAllReduceCost(double m, int n, const LinkCost& c);
 double nodeGatherCost(double m, int n, const LinkCost& c, bool rootCopies = true);
 double nodeScatterCost(double m, int n, const LinkCost& c, bool rootCopies = true);
 double nodeAllToAllCost(double m, int n, const LinkCost& c);  // m: one member's send bytes
-double nodeScanCost(double m, int n, const LinkCost& c);
+// `exclusive`: an exscan's (member j reads members 0..j-1); `inPlace`: its output is its input.
+double nodeScanCost(double m, int n, const LinkCost& c, bool exclusive = false, bool inPlace = false);
 double nodeBarrierCost(int n, const LinkCost& c);
 // The node level's costs while one member of each node works and the others wait, and while the
 // others work and it waits.
