@@ -227,8 +227,14 @@ class Timeline {
   Transfer transfer(int src, int dst, double bytes, double t) {
     ++messages_;
     if (nodeOf(src) == nodeOf(dst)) {
+      // An eager message within a node: its sender copies it into shared memory, a copy its core
+      // makes among its local steps, not beside them (unbooked, a pipelined tree scan's blocks on
+      // 2 ranks at 64 KiB overlapped its reductions: 3.9 us simulated, 14.9 measured).
       const double copy = bytes * m_.costs.flat.beta;
-      return {t + copy, t + m_.costs.flat.alpha + copy};
+      SerialTimeline& cpu = ranks_[static_cast<size_t>(src)].cpu;
+      const double begin = cpu.firstGap(t, copy);
+      if (copy > 0) cpu.book(begin, begin + copy, t);
+      return {begin + copy, begin + m_.costs.flat.alpha + copy};
     }
     ++networkMessages_;
     const LinkCost& lane = m_.costs.lane;

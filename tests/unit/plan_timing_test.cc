@@ -485,6 +485,33 @@ TEST(PlanTiming, AnEagerSendIsCompleteOnceItsBytesHaveLeft) {
   EXPECT_NEAR(t.seconds, 2 * (1e-5 + 400e-9), 1e-12);
 }
 
+// An eager message within a node is its sender's copy into shared memory, made by its core among
+// its local steps: rank 0's eager send of 40 KB and its copy of its own 4 MB take its core one after
+// the other. Unbooked, the send overlapped the copy (a pipelined tree scan on the development VM's 2
+// ranks at 64 KiB, whose blocks are eager, simulated at 3.9 us where it measured 14.9).
+TEST(PlanTiming, AnEagerMessageWithinANodeIsItsSendersCopy) {
+  LinkCost c{1e-6, 1e-9, 0};
+  c.copy = 1e-9;
+  const Machine m = machine(1, 2, c, c);
+  std::vector<Plan> plans(2);
+  {
+    PlanBuilder b(&plans[0]);
+    b.send(1, Slice{BufferId::kSend, 0, 10000}, 1);
+    b.copy(Slice{BufferId::kRecv, 0, 1000000}, Slice{BufferId::kSend, 0, 1000000});
+    b.finish();
+  }
+  {
+    PlanBuilder b(&plans[1]);
+    b.recv(0, Slice{BufferId::kRecv, 0, 10000}, 1);
+    b.finish();
+  }
+  ASSERT_LE(40000, m.eagerBytes) << "the message is eager";
+  PlanTiming t;
+  ASSERT_TRUE(timePlans(plans, m, 4, &t).ok());
+  const double copy = 4e6 * 1e-9, send = 40000 * 1e-9;
+  EXPECT_NEAR(t.seconds, send + copy, 1e-12) << "the send first, then the copy";
+}
+
 TEST(PlanTiming, AReceiveNobodySendsIsAnErrorNotAHang) {
   const Machine m = machine(2, 1, LinkCost{1e-6, 1e-9, 0});
   std::vector<Plan> plans(2);
