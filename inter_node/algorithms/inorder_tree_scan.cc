@@ -10,9 +10,12 @@
 // delivers a block every s rounds, s the messages of its busiest rank in one direction (up to
 // three: from both children and the parent's prefix, or to the parent and both children; two on
 // trees of up to 5 ranks):
-//   T(m) = (k + s(M-1)) (alpha + beta m/M) + 3 gamma m,   k = 4 depth (two messages a level up
-//   and two down), M = sqrt((k - s) beta m / (s alpha)) blocks.
+//   T(m) = (k + s(M-1)) (alpha + beta m/M) + G gamma m,   M = sqrt((k - s) beta m / (s alpha)) blocks,
+// k the rounds the first block's messages take on this tree, one port a rank and direction (the
+// seed's 4 depth bounds it: two messages a level up and two down; on 2 ranks it is 1, one message
+// up), G the busiest rank's reductions of the whole vector (at most 4, an exscan's 5).
 #include <algorithm>
+#include <set>
 
 #include "inter_node/algorithms/algorithm.h"
 #include "inter_node/algorithms/binary_trees.h"
@@ -24,26 +27,104 @@ namespace {
 struct ScanRounds {
   int k = 0;  // rounds of the first block, up to the root and down to the deepest rank
   int s = 1;  // rounds per further block: the busiest rank's messages in one direction
+  int reductions = 0;  // the busiest rank's reductions of a whole vector (each pass over it)
 };
 
-ScanRounds scanRounds(const BinaryTree& tree, int p) {
+// The first block's rounds: its messages one round each, a rank sending one and receiving one at a
+// time (the plan's sends and receives of block 0, in the order its dependencies allow). Up: each
+// rank hears from its children (the one ready first first) and sends on the reduction of its
+// subtree; down: a rank with ranks before its subtree gets their reduction from its parent, passes
+// it on to its left child, and sends its inclusive prefix (after its left child's sum) to its right
+// child.
+int firstBlockRounds(const BinaryTree& tree, int p) {
+  // Each port's busy rounds; a message takes the first round from `ready` in which both are free
+  // (a round booked later leaves the rounds before it to messages ready sooner).
+  std::vector<std::set<int>> tx(static_cast<size_t>(p)), rx(static_cast<size_t>(p));
+  auto message = [&](int from, int to, int ready) {
+    int t = ready;
+    while (tx[static_cast<size_t>(from)].count(t) || rx[static_cast<size_t>(to)].count(t)) ++t;
+    tx[static_cast<size_t>(from)].insert(t);
+    rx[static_cast<size_t>(to)].insert(t);
+    return t + 1;
+  };
+  std::vector<int> upReady(static_cast<size_t>(p), 0), leftSum(static_cast<size_t>(p), 0), prefix(static_cast<size_t>(p), 0);
+  int last = 0;
+  // A pre-order from the root (every parent before its children); reversed, children come first.
+  std::vector<int> order, stack;
+  if (tree.root >= 0) stack.push_back(tree.root);
+  while (!stack.empty()) {
+    const int v = stack.back();
+    stack.pop_back();
+    order.push_back(v);
+    for (int c : tree.children[static_cast<size_t>(v)]) {
+      if (c >= 0) stack.push_back(c);
+    }
+  }
+  // Up, children before parents.
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    const int v = *it;
+    const auto& ch = tree.children[static_cast<size_t>(v)];
+    std::vector<int> kids;
+    for (int c : ch) {
+      if (c >= 0) kids.push_back(c);
+    }
+    std::stable_sort(kids.begin(), kids.end(), [&](int a, int b) { return upReady[static_cast<size_t>(a)] < upReady[static_cast<size_t>(b)]; });
+    int ready = 0;
+    for (int c : kids) {
+      const int arrived = message(c, v, upReady[static_cast<size_t>(c)]);
+      if (c == ch[0]) leftSum[static_cast<size_t>(v)] = arrived;
+      ready = std::max(ready, arrived);
+    }
+    upReady[static_cast<size_t>(v)] = ready;
+    last = std::max(last, ready);
+  }
+  // Down, parents before children.
+  for (const int v : order) {
+    const int left = tree.children[static_cast<size_t>(v)][0], right = tree.children[static_cast<size_t>(v)][1];
+    int first = 0, end = 0;
+    subtreeRange(tree, v, &first, &end);
+    const bool hasPrefix = first > 0;
+    if (left >= 0 && hasPrefix) {
+      prefix[static_cast<size_t>(left)] = message(v, left, prefix[static_cast<size_t>(v)]);
+      last = std::max(last, prefix[static_cast<size_t>(left)]);
+    }
+    if (right >= 0) {
+      const int inclusive = std::max(prefix[static_cast<size_t>(v)], left >= 0 ? leftSum[static_cast<size_t>(v)] : 0);
+      prefix[static_cast<size_t>(right)] = message(v, right, inclusive);
+      last = std::max(last, prefix[static_cast<size_t>(right)]);
+    }
+  }
+  return last;
+}
+
+// The rounds, and the most reductions any rank makes: its subtree's sum (left sum, input, right
+// sum) where it has a parent and children; its inclusive prefix (the ranks before its subtree, its
+// left sum, its input; alone its input, a pass over it too, unless that is its receive buffer in
+// place); an exscan's exclusive one (of the first two) besides.
+ScanRounds scanRounds(const BinaryTree& tree, int p, bool exclusive, bool inPlace) {
   ScanRounds r;
-  r.k = 4 * tree.depth;
+  r.k = firstBlockRounds(tree, p);
   for (int v = 0; v < p; ++v) {
     const bool left = tree.children[static_cast<size_t>(v)][0] >= 0;
     const bool right = tree.children[static_cast<size_t>(v)][1] >= 0;
+    const bool parent = tree.parent[static_cast<size_t>(v)] >= 0;
     int first = 0, last = 0;
     subtreeRange(tree, v, &first, &last);
     const bool prefix = first > 0;
     const int in = int{left} + int{right} + int{prefix};
-    const int out = int{tree.parent[static_cast<size_t>(v)] >= 0} + int{left && prefix} + int{right};
+    const int out = int{parent} + int{left && prefix} + int{right};
     r.s = std::max({r.s, in, out});
+    const int before = int{prefix} + int{left};  // the exclusive prefix's terms
+    int reductions = parent && (left || right) ? int{left} + int{right} : 0;
+    reductions += before > 0 ? before : (inPlace && !exclusive ? 0 : 1);
+    if (exclusive && before > 0) reductions += std::max(1, before - 1);
+    r.reductions = std::max(r.reductions, reductions);
   }
   return r;
 }
 
 size_t scanBlocks(const CollectiveArgs& a, const BinaryTree& tree, int p, const BuildOptions& opt) {
-  const ScanRounds r = scanRounds(tree, p);
+  const ScanRounds r = scanRounds(tree, p, a.coll == Collective::kExscan, a.inPlace);
   return cappedPipelineBlocks(a, callBytes(a), r.k, r.s, opt);
 }
 
@@ -114,19 +195,19 @@ void build(PlanBuilder& b, const CollectiveArgs& a, const Group& g, const BuildO
 }
 
 double cost(const CollectiveArgs& a, int p, const LinkCost& c) {
-  if (p <= 1) return 3 * c.gamma * callBytes(a);
   const BinaryTree tree = inOrderTree(p);
+  const ScanRounds r = scanRounds(tree, p, a.coll == Collective::kExscan, a.inPlace);
+  if (p <= 1) return r.reductions * c.gamma * callBytes(a);
   BuildOptions opt;
   opt.link = c;
-  const ScanRounds r = scanRounds(tree, p);
-  return pipelineTime(r.k, r.s, c, callBytes(a), scanBlocks(a, tree, p, opt)) + 3 * c.gamma * callBytes(a);
+  return pipelineTime(r.k, r.s, c, callBytes(a), scanBlocks(a, tree, p, opt)) + r.reductions * c.gamma * callBytes(a);
 }
 
 }  // namespace
 
 extern const FlatAlgorithm kInOrderTreeScan = {"pipelined_tree", Collective::kScan, nullptr, build, cost,
-                                               "(k + s(M-1))(a + b m/M) + 3 g m, k = 4 depth, s <= 3"};
+                                               "(k + s(M-1))(a + b m/M) + G g m, k: the first block's rounds, s <= 3, G <= 5"};
 extern const FlatAlgorithm kInOrderTreeExscan = {"pipelined_tree", Collective::kExscan, nullptr, build, cost,
-                                                 "(k + s(M-1))(a + b m/M) + 3 g m, k = 4 depth, s <= 3"};
+                                                 "(k + s(M-1))(a + b m/M) + G g m, k: the first block's rounds, s <= 3, G <= 5"};
 
 }  // namespace strata
