@@ -48,6 +48,8 @@ class SerialTimeline {
   }
   // When the last of its bookings ends (0: none left).
   double lastEnd() const { return busy_.empty() ? 0.0 : busy_.rbegin()->second; }
+  // Whether a booking holds the moment `t`.
+  bool busyAt(double t) const { return clearFrom(t, 0) != t; }
   // The end of a busy interval that overlaps [begin, begin + w), or begin where none does.
   double clearFrom(double begin, double w) const {
     auto it = busy_.upper_bound(begin);
@@ -230,8 +232,8 @@ class Timeline {
       // An eager message within a node: its sender copies it into shared memory, a copy its core
       // makes among its local steps, not beside them (unbooked, a pipelined tree scan's blocks on
       // 2 ranks at 64 KiB overlapped its reductions: 3.9 us simulated, 14.9 measured).
-      const double copy = bytes * m_.costs.flat.beta;
       SerialTimeline& cpu = ranks_[static_cast<size_t>(src)].cpu;
+      const double copy = bytes * hostShare(src, cpu.firstGap(t, bytes * m_.costs.flat.beta)).beta;
       const double begin = cpu.firstGap(t, copy);
       if (copy > 0) cpu.book(begin, begin + copy, t);
       return {begin + copy, begin + m_.costs.flat.alpha + copy};
@@ -295,13 +297,29 @@ class Timeline {
   };
   void makeCopy(const CopyWithinNode& c, double t) {
     SerialTimeline& cpu = ranks_[static_cast<size_t>(c.dst)].cpu;
-    const double copy = c.bytes * m_.costs.flat.beta, begin = cpu.firstGap(t, copy);
+    const double copy = c.bytes * hostShare(c.dst, cpu.firstGap(t, c.bytes * m_.costs.flat.beta)).beta;
+    const double begin = cpu.firstGap(t, copy);
     if (copy > 0) cpu.book(begin, begin + copy, t);
     finishStep(c.src, c.send, begin + copy);
     finishStep(c.dst, c.recv, begin + copy + rewriteOf(c.dst, c.recv));
   }
 
   Channel& channel(int src, int dst, int tag) { return channels_[std::make_tuple(src, dst, tag)]; }
+  // The flat level's costs for work rank `r` starts at `t` (a copy of a message within its node, a
+  // reduction, a copy within it): at the share of its host's processes busy then, those with work
+  // booked over `t` and itself, as the formulas price a phase by the share it keeps busy
+  // (kernels/plan/cost.h, receiving; one copy alone outruns two at once on a shared memory
+  // system), where each process has a core (HostShare::coresShared false); the busy costs where
+  // the processes take turns on the cores, whose sharing the calibrated busy costs hold already,
+  // or where calibration measured the level with every process busy only.
+  LinkCost hostShare(int r, double t) const {
+    if (local_.alone.share >= 1 || local_.alone.coresShared) return local_;
+    const int host = std::max(1, m_.hostProcesses());
+    const int first = r / host * host, end = std::min(first + host, static_cast<int>(ranks_.size()));
+    int busy = 1;
+    for (int q = first; q < end; ++q) busy += q != r && ranks_[static_cast<size_t>(q)].cpu.busyAt(t);
+    return local_.atShare(std::min(1.0, static_cast<double>(busy) / host));
+  }
   // What step `s` of rank `r` pays for writing where a peer read (LinkCost::rewrite).
   double rewriteOf(int r, StepId s) const {
     const RankRun& rr = ranks_[static_cast<size_t>(r)];
@@ -317,10 +335,12 @@ class Timeline {
       case StepKind::kCopy:
       case StepKind::kDivide: {
         const double bytes = static_cast<double>(st.dst.count) * es;
-        double d = 0;
-        if (st.kind == StepKind::kReduce) d = local_.gamma * bytes * std::max<double>(1, st.inputCount - 1.0);
-        else if (st.kind == StepKind::kCopy) d = local_.copy * bytes;  // the flat level's (forWorkingSet)
-        else d = local_.gamma * bytes;
+        auto duration = [&](const LinkCost& k) {
+          if (st.kind == StepKind::kReduce) return k.gamma * bytes * std::max<double>(1, st.inputCount - 1.0);
+          if (st.kind == StepKind::kCopy) return k.copy * bytes;  // the flat level's (forWorkingSet)
+          return k.gamma * bytes;
+        };
+        double d = duration(hostShare(r, rr.cpu.firstGap(t, duration(local_))));
         d += rewriteOf(r, s);
         const double begin = rr.cpu.firstGap(t, d);
         if (d > 0) rr.cpu.book(begin, begin + d, t);
