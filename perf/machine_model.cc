@@ -11,13 +11,8 @@ namespace strata::perf {
 
 Machine Machine::forCall(const CollectiveArgs& args) const {
   Machine c = *this;
-  // In place, the cheaper per-byte costs of its working set and the out-of-place call's, as the
-  // tuner prices the call as made (src/tuning/tuner.cc, candidatesFor).
-  CollectiveArgs called = selectionArgs(args);
-  const double outOfPlace = rankWorkingSetBytes(called);
-  called.inPlace = args.inPlace;
-  const LevelCosts blended = costs.forWorkingSet(hostProcesses() * outOfPlace, hostProcesses() * rankWorkingSetBytes(called));
-  static_cast<LevelCosts&>(c.costs) = blended;
+  // As the tuner prices the call as made (src/tuning/tuner.cc, candidatesFor).
+  static_cast<LevelCosts&>(c.costs) = callCosts(costs, args, hostProcesses());
   return c;
 }
 

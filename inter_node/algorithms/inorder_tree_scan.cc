@@ -123,8 +123,8 @@ ScanRounds scanRounds(const BinaryTree& tree, int p, bool exclusive, bool inPlac
   return r;
 }
 
-size_t scanBlocks(const CollectiveArgs& a, const BinaryTree& tree, int p, const BuildOptions& opt) {
-  const ScanRounds r = scanRounds(tree, p, a.coll == Collective::kExscan, a.inPlace);
+// The blocks, from the rounds alone (the same on every rank, whichever is in place).
+size_t scanBlocks(const CollectiveArgs& a, const ScanRounds& r, const BuildOptions& opt) {
   return cappedPipelineBlocks(a, callBytes(a), r.k, r.s, opt);
 }
 
@@ -135,7 +135,7 @@ void build(PlanBuilder& b, const CollectiveArgs& a, const Group& g, const BuildO
   const BinaryTree tree = inOrderTree(p);
   const Slice input{BufferId::kSend, 0, a.count};
   const Slice result{BufferId::kRecv, 0, a.count};
-  const size_t M = scanBlocks(a, tree, p, opt);
+  const size_t M = scanBlocks(a, scanRounds(tree, p, exclusive, a.inPlace), opt);
   const BlockLayout blocks = BlockLayout::even(a.count, static_cast<int>(M), std::max<size_t>(1, 64 / a.elemSize()));
   const int left = tree.children[static_cast<size_t>(v)][0];
   const int right = tree.children[static_cast<size_t>(v)][1];
@@ -200,7 +200,7 @@ double cost(const CollectiveArgs& a, int p, const LinkCost& c) {
   if (p <= 1) return r.reductions * c.gamma * callBytes(a);
   BuildOptions opt;
   opt.link = c;
-  return pipelineTime(r.k, r.s, c, callBytes(a), scanBlocks(a, tree, p, opt)) + r.reductions * c.gamma * callBytes(a);
+  return pipelineTime(r.k, r.s, c, callBytes(a), scanBlocks(a, r, opt)) + r.reductions * c.gamma * callBytes(a);
 }
 
 }  // namespace

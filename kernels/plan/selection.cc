@@ -27,4 +27,12 @@ CollectiveArgs selectionArgs(const CollectiveArgs& args) {
   return a;
 }
 
+LevelCosts callCosts(const LevelCosts& costs, const CollectiveArgs& args, int hostProcesses) {
+  CollectiveArgs shared = selectionArgs(args);
+  const double outOfPlace = hostProcesses * rankWorkingSetBytes(shared);
+  if (!args.inPlace) return costs.forWorkingSet(outOfPlace);
+  shared.inPlace = true;
+  return costs.forWorkingSet(outOfPlace, hostProcesses * rankWorkingSetBytes(shared));
+}
+
 }  // namespace strata

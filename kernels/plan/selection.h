@@ -8,6 +8,7 @@
 #include <cstddef>
 
 #include "kernels/plan/collective.h"
+#include "kernels/plan/cost.h"
 
 namespace strata {
 
@@ -16,6 +17,12 @@ namespace strata {
 // reduce-scatterv) are priced by their mean block, the others (gatherv, scatterv, alltoallv, whose
 // arrays are the root's or each rank's own) without their arrays.
 CollectiveArgs selectionArgs(const CollectiveArgs& args);
+
+// The levels' costs for a call whose host runs `hostProcesses` processes, read at the call's
+// working set (LevelCosts::forWorkingSet): the shared arguments' out of place; in place, where
+// `args` says so, each level's cheaper per-byte costs of that working set and the call's own
+// smaller one (its buffers are one).
+LevelCosts callCosts(const LevelCosts& costs, const CollectiveArgs& args, int hostProcesses);
 
 // The index of the cheapest eligible candidate of `n`, the first of equals; `n` when none is.
 template <typename Cost, typename Eligible>

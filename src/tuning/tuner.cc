@@ -48,17 +48,14 @@ std::vector<Candidate> candidatesFor(const TunerInput& in, std::vector<std::stri
   const int p = in.topology->size;
   // The parameters for this call's working set (agreed on every rank: hostProcesses is the job's
   // largest host, and the arguments are the rank-independent ones).
-  const LevelCosts costs = in.costs->forWorkingSet(in.hostProcesses * rankWorkingSetBytes(global));
+  const LevelCosts costs = callCosts(*in.costs, global, in.hostProcesses);
   // This rank's call as made (Candidate::calledSeconds): in place, the formulas without the copies
   // it leaves out, at the out-of-place call's working set (where calibration keys the calls it
   // times in place: perf/calibrate.cc, measure) or its own smaller one, whichever's per-byte costs
   // are cheaper (LevelCosts::forWorkingSet).
   CollectiveArgs called = global;
   called.inPlace = args.inPlace;
-  const LevelCosts calledCosts =
-      args.inPlace ? in.costs->forWorkingSet(in.hostProcesses * rankWorkingSetBytes(global),
-                                             in.hostProcesses * rankWorkingSetBytes(called))
-                   : costs;
+  const LevelCosts calledCosts = args.inPlace ? callCosts(*in.costs, called, in.hostProcesses) : costs;
   std::vector<Candidate> out;
   for (const FlatAlgorithm* algo : flatAlgorithmsFor(args.coll)) {
     const std::string why = algo->whyUnsupported(global, p);
