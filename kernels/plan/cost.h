@@ -156,6 +156,14 @@ struct LinkCost {
   // where a NIC reads the buffer). Calibration measures it where each process has a core; 0
   // elsewhere. Priced on top of the formulas by the plans' counts (flatAlgorithmPrice).
   double rewrite = 0;
+  // Every rank of the level's groups runs on one host (callCosts sets it where the call's
+  // communicator does): a message is its receiver's copy (single-copy shared memory), so the
+  // messages one rank sends to several peers are copied by them at once, and those several peers
+  // send to one rank are copied by it one after another. Through a network a rank's NIC sends its
+  // messages one after another instead. The root-centred formulas price which one the level does
+  // (the linear gather and scatter; on the development VM's 8 ranks the network's serial root
+  // priced the linear scatter 4.9-8.6x its measured time, 64 KiB - 16 MiB).
+  bool oneHost = false;
   BandwidthCurve curve{};  // empty: beta and gamma do not depend on the working set
   HostShare alone{};
   double workingSet = 0;  // the call's (every process of the host), once forWorkingSet set it

@@ -21,7 +21,8 @@ CollectiveArgs selectionArgs(const CollectiveArgs& args);
 // The levels' costs for a call whose host runs `hostProcesses` processes, read at the call's
 // working set (LevelCosts::forWorkingSet): the shared arguments' out of place; in place, where
 // `args` says so, each level's cheaper per-byte costs of that working set and the call's own
-// smaller one (its buffers are one).
+// smaller one (its buffers are one). Where the host runs every rank of the communicator
+// (`hostProcesses` >= args.commSize), its flat level and lanes are marked LinkCost::oneHost.
 LevelCosts callCosts(const LevelCosts& costs, const CollectiveArgs& args, int hostProcesses);
 
 // The index of the cheapest eligible candidate of `n`, the first of equals; `n` when none is.

@@ -14,6 +14,7 @@
 #include "intra_node/node_collectives.h"
 #include "kernels/plan/node_costs.h"
 #include "kernels/plan/plan_builder.h"
+#include "kernels/plan/selection.h"
 #include "kernels/plan/topology.h"
 #include "perf/plan_timing.h"
 
@@ -693,6 +694,7 @@ TEST(PlanTiming, AReductionReadyNowRunsBeforeACopyStillInItsLatency) {
 TEST(PlanTiming, FormulasCountTheCopiesTheirPlansMake) {
   LinkCost c{1e-6, 1e-10, 0};
   c.copy = 5e-11;
+  c.oneHost = true;  // one node of 2: through a network the gather's root copies beside the NIC's receives
   Machine m = machine(1, 2, c, c);
   m.eagerBytes = 0;
   const std::pair<Collective, const char*> cases[] = {
@@ -715,6 +717,55 @@ TEST(PlanTiming, FormulasCountTheCopiesTheirPlansMake) {
                                                               << (inPlace ? ", in place" : "") << "): simulated "
                                                               << r.simulated << " s, formula " << r.formula;
       }
+    }
+  }
+}
+
+// A linear scatter's root sends p-1 messages and a linear gather's receives them. Through a
+// network its NIC carries them one after another (on nodes of one rank, each rank behind its own
+// NIC); on one host each is its receiver's copy, so the scatter's receivers copy their blocks at
+// once (each at the share of the host busy when it starts) and the gather's root copies them one
+// after another, alone. callCosts marks the levels of a communicator one host runs whole
+// (LinkCost::oneHost), and the formulas price each case as its plans run; each case's formula is
+// 3-7x off the other's plan. Through the network's formula the development VM's 8 ranks had the
+// linear scatter at 4.9-8.6x its measured time (64 KiB - 16 MiB), and the tuner never took it.
+TEST(PlanTiming, ALinearRootsMessagesGoAtOnceOnOneHostAndOneAfterAnotherThroughANic) {
+  LinkCost c{1e-6, 1e-10, 0};
+  c.copy = 5e-11;
+  c.alone.share = 0.125;  // one of 8 busy: beta at half its busy cost, where each process has a core
+  c.alone.alpha = 1;
+  c.alone.ratios = BandwidthCurve::of({{1, 0.5, 1}});
+  c.alone.coresShared = false;
+  const int p = 8;
+  for (Collective coll : {Collective::kScatter, Collective::kGather}) {
+    for (bool inPlace : {false, true}) {
+      CollectiveArgs a;
+      a.coll = coll;
+      a.count = size_t{1} << 20;  // 4 MiB a block
+      a.commSize = p;
+      a.root = 3;
+      a.inPlace = inPlace;
+      Machine onHost = machine(1, p, c, c);
+      onHost.eagerBytes = 0;
+      onHost = onHost.forCall(a);  // the costs as the tuner reads them (callCosts)
+      Machine nodes = machine(p, 1, c, c);
+      nodes.nicBandwidth = 1 / c.beta;
+      nodes.eagerBytes = 0;
+      nodes = nodes.forCall(a);
+      const LinkCost& host = onHost.costs.flat;
+      const LinkCost& network = nodes.costs.flat;
+      ASSERT_TRUE(host.oneHost);
+      ASSERT_FALSE(network.oneHost);
+      SimulatedAndPriced h, n;
+      ASSERT_TRUE(simulateFlat(a, "linear", onHost, host, &h));
+      ASSERT_TRUE(simulateFlat(a, "linear", nodes, network, &n));
+      const std::string what = std::string(collectiveName(coll)) + (inPlace ? " in place" : "");
+      EXPECT_NEAR(h.simulated / h.formula, 1.0, 0.01) << what << " on one host: simulated " << h.simulated << " s, formula "
+                                                      << h.formula;
+      EXPECT_NEAR(n.simulated / n.formula, 1.0, 0.01) << what << " through NICs: simulated " << n.simulated
+                                                      << " s, formula " << n.formula;
+      const double crossed = flatAlgorithmPrice(*findFlatAlgorithm(coll, "linear"), a, p, network);
+      EXPECT_GT(crossed / h.simulated, 1.7) << what << ": the network's formula against the host's plan";
     }
   }
 }
