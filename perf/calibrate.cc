@@ -375,9 +375,17 @@ int calibrate(const std::string& path, int iters, int warmup) {
   std::vector<size_t> sizes = {64, 1024, 4096};
   for (size_t bytes = 32 << 10; bytes <= kMaxBytes; bytes *= 2) sizes.push_back(bytes);
   bool ok = true;
-  std::vector<Sample> node, lane, flat, nodeAlone1, laneAlone1, flatAlone1, flatRewrite;
+  std::vector<Sample> node, lane, flat, nodeAlone1, laneAlone1, flatAlone1, flatRewrite, flatCopyRewrite;
   // Only where every process runs on one host: between hosts a NIC reads the buffer.
   const bool measureRewrite = !oversubscribed && size > 1 && hostProcesses == size;
+  // A copy's rewrite beside it (LinkCost::copyRewrite): the Bruck allgather copies its own block into
+  // the block its peer read in the call before (on 2 ranks, m/2 a rank), where the ring sends it from
+  // the send buffer; the two make the same messages and, past the Bruck's rotation of the gathered
+  // buffer, the same copies. Their difference, that rotation priced at the copy curve, per byte the
+  // plans count: on the development VM's 2 ranks placed on two L3s, 0.04-0.08 ns a byte where a
+  // reduction's rewrite cost 0.14-0.19 (working sets of 96 KiB - 3 MiB).
+  strataComm_t bruckComm = nullptr;
+  if (measureRewrite && !init(MPI_COMM_WORLD, 1, "allgather=bruck", &bruckComm)) return 1;
   std::map<std::string, std::vector<std::pair<size_t, double>>> native;  // op -> (bytes, seconds) of every sweep
   // Every rank runs every measurement (sub-communicators of one rank time nothing but still join
   // the job-wide barriers), so the levels are busy all at once; alone, the others wait.
@@ -421,6 +429,10 @@ int calibrate(const std::string& path, int iters, int warmup) {
         ok &= measure(flatComm, true, hostProcesses, "allreduce", "recursive_doubling", Level::kFlat, bytes, iters,
                       warmup, &flatRewrite, inPlace);
       }
+      ok &= measure(flatComm, true, hostProcesses, "allgather", "ring", Level::kFlat, bytes, iters, warmup,
+                    &flatCopyRewrite);
+      ok &= measure(bruckComm, true, hostProcesses, "allgather", "bruck", Level::kFlat, bytes, iters, warmup,
+                    &flatCopyRewrite);
     }
     if (nodeAlone) {
       ok &= measure(nodeComm, true, hostProcesses, "reduce", "leader", Level::kNode, bytes, iters, warmup, &nodeAlone1,
@@ -462,7 +474,8 @@ int calibrate(const std::string& path, int iters, int warmup) {
                            [](const Sample& s) { return !s.copyOnly && s.coef[0] + s.coef[1] + s.coef[2] <= 0; }),
             v.end());
   };
-  for (std::vector<Sample>* v : {&node, &lane, &flat, &nodeAlone1, &laneAlone1, &flatAlone1, &flatRewrite}) {
+  for (std::vector<Sample>* v :
+       {&node, &lane, &flat, &nodeAlone1, &laneAlone1, &flatAlone1, &flatRewrite, &flatCopyRewrite}) {
     medians(*v);
     informative(*v);
   }
@@ -509,9 +522,15 @@ int calibrate(const std::string& path, int iters, int warmup) {
   for (LinkCost* f : {&flatFit, &nodeFit, &laneFit}) f->alone.coresShared = oversubscribed != 0;
   // The rewrite cost where measured; the lanes share it where they run between processes of one
   // host, as the flat level's pairs do.
-  const BandwidthCurve rewrite = fitRewrite(flatRewrite);
-  setRewrite(rewrite, &flatFit);
-  setRewrite(rewrite, &laneFit);
+  // The copy's pair pays its copies within a rank first (the Bruck allgather's rotation of the
+  // gathered buffer beside both algorithms' own block), at the copy curve fitted above.
+  payCopies(&flatCopyRewrite, flatFit, flatFit);
+  const BandwidthCurve rewrite = fitRewrite(flatRewrite, Rewrite::kReduction),
+                       copyRewrite = fitRewrite(flatCopyRewrite, Rewrite::kCopy);
+  for (LinkCost* f : {&flatFit, &laneFit}) {
+    setRewrite(rewrite, f, Rewrite::kReduction);
+    setRewrite(copyRewrite, f, Rewrite::kCopy);
+  }
   // Rank 0's fit for everyone: the samples are job-wide medians already, but the node and lane
   // samples of different nodes differ when the nodes' sizes do.
   static_assert(std::is_trivially_copyable_v<LinkCost>, "a level's fit travels as bytes");
@@ -543,7 +562,7 @@ int calibrate(const std::string& path, int iters, int warmup) {
     const LevelCosts all{params.flat, params.node, params.lane};
     report("flat", flatFit, flat);
     checkPrices("flat", flat, flatFit, all);
-    if (measureRewrite) reportRewrite("flat", flatFit, flatRewrite);
+    if (measureRewrite) reportRewrite("flat", flatFit, flatRewrite, flatCopyRewrite);
     if (flatAlone) reportAlone("flat", flatFit, flatAlone1);
     if (allHaveTeams) {
       report("node", nodeFit, node);
@@ -589,6 +608,7 @@ int calibrate(const std::string& path, int iters, int warmup) {
   strataCommDestroy(nodeComm);
   strataCommDestroy(laneComm);
   strataCommDestroy(flatComm);
+  if (bruckComm) strataCommDestroy(bruckComm);
   if (laneLogComm) strataCommDestroy(laneLogComm);
   if (flatLogComm) strataCommDestroy(flatLogComm);
   strataCommDestroy(pairComm);

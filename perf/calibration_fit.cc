@@ -315,18 +315,19 @@ void reportAlone(const char* level, const LinkCost& fitted, const std::vector<Sa
   printSamples(samples, fitted, h.share);
 }
 
-BandwidthCurve fitRewrite(const std::vector<Sample>& samples) {
+BandwidthCurve fitRewrite(const std::vector<Sample>& samples, Rewrite kind) {
+  auto bytesOf = [kind](const Sample& s) { return kind == Rewrite::kCopy ? s.rewritten.copied : s.rewritten.reduced; };
   std::map<size_t, std::pair<const Sample*, const Sample*>> bySize;  // bytes -> (fewest, most rewritten)
   for (const Sample& s : samples) {
     if (s.seconds <= 0) continue;
     auto& [lo, hi] = bySize[s.bytes];
-    if (lo == nullptr || s.rewritten < lo->rewritten) lo = &s;
-    if (hi == nullptr || s.rewritten > hi->rewritten) hi = &s;
+    if (lo == nullptr || bytesOf(s) < bytesOf(*lo)) lo = &s;
+    if (hi == nullptr || bytesOf(s) > bytesOf(*hi)) hi = &s;
   }
   BandwidthCurve c;
   for (const auto& [bytes, pair] : bySize) {
     const auto [lo, hi] = pair;
-    const double bytesRewritten = hi->rewritten - lo->rewritten;
+    const double bytesRewritten = bytesOf(*hi) - bytesOf(*lo);
     if (!(bytesRewritten > 0)) continue;
     BandwidthCurve::Point pt;
     pt.workingSet = lo->workingSet;
@@ -336,27 +337,39 @@ BandwidthCurve fitRewrite(const std::vector<Sample>& samples) {
   return c;
 }
 
-void setRewrite(const BandwidthCurve& rewrite, LinkCost* level) {
+void setRewrite(const BandwidthCurve& rewrite, LinkCost* level, Rewrite kind) {
   if (rewrite.empty()) return;
-  double beta = 0, gamma = 0, value = 0;
+  const bool copies = kind == Rewrite::kCopy;
+  auto at = [&](double ws) {
+    double beta = 0, gamma = 0, value = 0;
+    rewrite.read(ws, &beta, &gamma, nullptr, nullptr, &value);
+    return value;
+  };
   if (level->curve.empty()) {
-    rewrite.read(rewrite.points[0].workingSet, &beta, &gamma, nullptr, nullptr, &level->rewrite);
+    (copies ? level->copyRewrite : level->rewrite) = at(rewrite.points[0].workingSet);
     return;
   }
   for (size_t k = 0; k < level->curve.size; ++k) {
-    rewrite.read(level->curve.points[k].workingSet, &beta, &gamma, nullptr, nullptr, &value);
-    level->curve.points[k].rewrite = value;
+    BandwidthCurve::Point& pt = level->curve.points[k];
+    (copies ? pt.copyRewrite : pt.rewrite) = at(pt.workingSet);
   }
-  level->rewrite = level->curve.points[0].rewrite;
+  (copies ? level->copyRewrite : level->rewrite) = copies ? level->curve.points[0].copyRewrite : level->curve.points[0].rewrite;
 }
 
-void reportRewrite(const char* level, const LinkCost& fitted, const std::vector<Sample>& samples) {
-  std::printf("#   %-5s rewrite (ns per byte written where a peer read it) by the working set:", level);
-  for (const BandwidthCurve::Point& p : fitted.curve) std::printf("  %.0f KiB %.3f", p.workingSet / 1024, p.rewrite * 1e9);
-  if (fitted.curve.empty()) std::printf("  %.3f", fitted.rewrite * 1e9);
-  std::printf("\n");
-  for (const Sample& s : samples) {
-    std::printf("#         %-40s measured %10.2f us  rewrites %10.0f B\n", s.what.c_str(), s.seconds * 1e6, s.rewritten);
+void reportRewrite(const char* level, const LinkCost& fitted, const std::vector<Sample>& reductions,
+                   const std::vector<Sample>& copies) {
+  for (bool copy : {false, true}) {
+    std::printf("#   %-5s rewrite (ns per byte %s writes where a peer read it) by the working set:", level,
+                copy ? "a copy" : "a reduction");
+    for (const BandwidthCurve::Point& p : fitted.curve) {
+      std::printf("  %.0f KiB %.3f", p.workingSet / 1024, (copy ? std::max(p.copyRewrite, 0.0) : p.rewrite) * 1e9);
+    }
+    if (fitted.curve.empty()) std::printf("  %.3f", (copy ? fitted.rewriteOfACopy() : fitted.rewrite) * 1e9);
+    std::printf("\n");
+    for (const Sample& s : copy ? copies : reductions) {
+      std::printf("#         %-40s measured %10.2f us  rewrites %10.0f B\n", s.what.c_str(), (s.seconds + s.fixed) * 1e6,
+                  copy ? s.rewritten.copied : s.rewritten.reduced);
+    }
   }
 }
 

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "kernels/plan/cost.h"
+#include "kernels/plan/peer_reads.h"
 
 namespace strata::perf {
 
@@ -33,7 +34,7 @@ struct Sample {
   // allgather out of place, whose own block it is). It tells the copy's cost per byte there
   // (separateCopies) and is no sample of the level's formulas.
   bool copyOnly = false;
-  double rewritten = 0;  // bytes its plan writes where a peer read them (kernels/plan/peer_reads.h)
+  RewrittenBytes rewritten;  // what its plan writes where a peer read it (kernels/plan/peer_reads.h)
   // A sample timed alone whose formula prices its phases' host shares itself (a node reduce: the
   // root's side at the alone share, the members' at (n-1)/n): the coefficients of what it costs
   // with the level's alone costs at nothing. Its price is then linear in the alone ratio r,
@@ -80,16 +81,22 @@ LinkCost fitLevel(const std::vector<Sample>& samples);
 // alpha per working set where the busy curve carries alpha: the small sizes' alpha alone, over the
 // busy alpha there).
 HostShare fitAlone(const std::vector<Sample>& alone, const LinkCost& busy, double share);
-// The rewrite cost (LinkCost::rewrite) over the working set from samples of one algorithm out of
-// place and in place at each size: the difference of their times over the difference of the bytes
-// their plans rewrite, at least 0 (in place may also run faster for its smaller working set, where
-// the lines have left the caches anyway). Empty without such pairs.
-BandwidthCurve fitRewrite(const std::vector<Sample>& samples);
-// Puts `rewrite` into `level`: read at each point of its curve (or at the first point's working
-// set of `rewrite` where the level has no curve).
-void setRewrite(const BandwidthCurve& rewrite, LinkCost* level);
-// Prints the rewrite cost by the working set and the pairs it came from.
-void reportRewrite(const char* level, const LinkCost& fitted, const std::vector<Sample>& samples);
+// Which of a level's rewrite costs a fitted curve is: a reduction's (LinkCost::rewrite) or a
+// copy's (LinkCost::copyRewrite).
+enum class Rewrite { kReduction, kCopy };
+// A rewrite cost over the working set from pairs of samples at each size that rewrite different
+// bytes of its kind (the recursive-doubling allreduce out of place and in place: a reduction's; the
+// ring and the Bruck allgather, their other copies paid: a copy's): the difference of their times
+// over the difference of the bytes rewritten, at least 0 (in place may also run faster for its smaller
+// working set, where the lines have left the caches anyway), in each point's `rewrite`. Empty
+// without such pairs.
+BandwidthCurve fitRewrite(const std::vector<Sample>& samples, Rewrite kind);
+// Puts the fitted `rewrite` into `level` as that cost: read at each point of its curve (or at the
+// first point's working set of `rewrite` where the level has no curve). An empty fit leaves it.
+void setRewrite(const BandwidthCurve& rewrite, LinkCost* level, Rewrite kind);
+// Prints the rewrite costs by the working set and the pairs they came from.
+void reportRewrite(const char* level, const LinkCost& fitted, const std::vector<Sample>& reductions,
+                   const std::vector<Sample>& copies);
 // Prints the fitted parameters and, per sample, the measurement against the fitted model; the
 // alone samples priced at the level's share (fitted.alone).
 void report(const char* level, const LinkCost& fitted, const std::vector<Sample>& samples);

@@ -151,7 +151,7 @@ struct RankRun {
   SerialTimeline cpu;  // its local steps and the copies it makes of messages within its node
   size_t done = 0;
   std::map<std::vector<int>, int> nodeOps;  // per team: node ops entered
-  std::vector<double> rewritten;            // per step: bytes written after a peer read them
+  std::vector<RewrittenBytes> rewritten;    // per step: bytes written after a peer read them
 };
 
 class Timeline {
@@ -173,7 +173,7 @@ class Timeline {
       const size_t n = rr.plan->size();
       rr.remaining.resize(n);
       rr.readyAt.assign(n, 0.0);
-      if (local_.rewrite > 0) rr.rewritten = rewrittenBytesPerStep(*rr.plan, es_);
+      if (local_.pricesRewrites()) rr.rewritten = rewrittenBytesPerStep(*rr.plan, es_);
       for (StepId s = 0; s < n; ++s) {
         rr.remaining[s] = rr.plan->steps[s].depCount;
         if (rr.remaining[s] == 0) push(0.0, r, s);
@@ -320,10 +320,10 @@ class Timeline {
     for (int q = first; q < end; ++q) busy += q != r && ranks_[static_cast<size_t>(q)].cpu.busyAt(t);
     return local_.atShare(std::min(1.0, static_cast<double>(busy) / host));
   }
-  // What step `s` of rank `r` pays for writing where a peer read (LinkCost::rewrite).
+  // What step `s` of rank `r` pays for writing where a peer read (LinkCost::rewrite, copyRewrite).
   double rewriteOf(int r, StepId s) const {
     const RankRun& rr = ranks_[static_cast<size_t>(r)];
-    return rr.rewritten.empty() ? 0.0 : local_.rewrite * rr.rewritten[s];
+    return rr.rewritten.empty() ? 0.0 : rr.rewritten[s].seconds(local_);
   }
 
   Status start(int r, StepId s, double t) {

@@ -10,6 +10,7 @@
 #include "kernels/plan/collective.h"
 #include "kernels/plan/cost.h"
 #include "kernels/plan/group.h"
+#include "kernels/plan/peer_reads.h"
 #include "kernels/plan/plan_builder.h"
 #include "kernels/plan/selection.h"
 
@@ -57,14 +58,15 @@ Plan buildFlatPlan(const FlatAlgorithm& f, const CollectiveArgs& args, int p, in
 // its call out of place, its price as made the rank's own, which for a rooted call only its root
 // can make in place, the others holding one of the two buffers),
 // plus, where the level has a rewrite cost, what its
-// plan writes after a peer read it (kernels/plan/peer_reads.h) at c.rewrite per byte, the most of
-// any rank's (ranks 0, 1, p/2, p - 1 and the root: the same on every rank, as a choice must be).
+// plan writes after a peer read it (kernels/plan/peer_reads.h) at c.rewrite per byte a reduction
+// writes and c.copyRewrite per byte a copy or a receipt writes, the most of any rank's (ranks 0,
+// 1, p/2, p - 1 and the root: the same on every rank, as a choice must be).
 // `args.inPlace` counts here: an in-place call reduces into the buffer its peer read.
 double flatAlgorithmPrice(const FlatAlgorithm& f, const CollectiveArgs& args, int p, const LinkCost& c);
-// That second part alone, in bytes: the most any of those ranks' plans rewrites after a peer read
-// (a rooted call counted out of place; gatherv, scatterv and alltoallv, whose arrays differ from
-// rank to rank, not counted).
-double flatRewrittenBytes(const FlatAlgorithm& f, const CollectiveArgs& args, int p, const LinkCost& c);
+// That second part's bytes: those of the rank among them whose rewrites cost the most at `c` (the
+// most bytes where `c` prices none), a rooted call counted out of place; gatherv, scatterv and
+// alltoallv, whose arrays differ from rank to rank, not counted.
+RewrittenBytes flatRewrittenBytes(const FlatAlgorithm& f, const CollectiveArgs& args, int p, const LinkCost& c);
 
 // Bytes of a call's vector (count * element size) as a double, for cost formulas.
 inline double callBytes(const CollectiveArgs& a) { return static_cast<double>(a.count) * static_cast<double>(a.elemSize()); }

@@ -21,14 +21,14 @@ Plan buildFlatPlan(const FlatAlgorithm& f, const CollectiveArgs& args, int p, in
   return plan;
 }
 
-double flatRewrittenBytes(const FlatAlgorithm& f, const CollectiveArgs& args, int p, const LinkCost& c) {
+RewrittenBytes flatRewrittenBytes(const FlatAlgorithm& f, const CollectiveArgs& args, int p, const LinkCost& c) {
   // Only what every rank of the call knows alike, as a choice must read: a rooted call may be in
   // place at its root alone (counted out of place), and the v-variants whose arrays are each
   // rank's own (gatherv, scatterv, alltoallv) are not counted.
   const Collective k = args.coll;
   if (p <= 1 || args.count == 0 || k == Collective::kGatherv || k == Collective::kScatterv ||
       k == Collective::kAllToAllv) {
-    return 0;
+    return {};
   }
   CollectiveArgs shared = args;
   const bool rooted = specOf(k).rooted;
@@ -36,9 +36,11 @@ double flatRewrittenBytes(const FlatAlgorithm& f, const CollectiveArgs& args, in
   const int root = rooted ? std::clamp(args.root, 0, p - 1) : 0;
   BuildOptions opt;
   opt.link = c;
-  double most = 0;
+  const bool priced = c.pricesRewrites();
+  RewrittenBytes most;
   for (int r : std::set<int>{0, std::min(1, p - 1), p / 2, p - 1, root}) {
-    most = std::max(most, rewrittenBytes(buildFlatPlan(f, shared, p, r, opt), args.elemSize()));
+    const RewrittenBytes b = rewrittenBytes(buildFlatPlan(f, shared, p, r, opt), args.elemSize());
+    if (priced ? b.seconds(c) > most.seconds(c) : b.total() > most.total()) most = b;
   }
   return most;
 }
@@ -47,7 +49,7 @@ double flatAlgorithmPrice(const FlatAlgorithm& f, const CollectiveArgs& args, in
   CollectiveArgs shared = selectionArgs(args);
   shared.inPlace = args.inPlace;  // a rooted call's is its root's (the others hold one of the two buffers)
   const double formula = f.cost(shared, p, c);
-  return c.rewrite > 0 ? formula + c.rewrite * flatRewrittenBytes(f, args, p, c) : formula;
+  return c.pricesRewrites() ? formula + flatRewrittenBytes(f, args, p, c).seconds(c) : formula;
 }
 
 }  // namespace strata

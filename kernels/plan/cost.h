@@ -30,6 +30,7 @@ struct BandwidthCurve {
     double alpha = -1;  // < 0: the curve carries no alpha
     double copy = -1;   // < 0: the curve carries no copy
     double rewrite = 0;  // LinkCost::rewrite at this working set
+    double copyRewrite = -1;  // LinkCost::copyRewrite at this working set (< 0: the curve carries none)
   };
   std::array<Point, kMaxPoints> points{};  // the first `size`, by working set
   size_t size = 0;
@@ -54,6 +55,7 @@ struct BandwidthCurve {
   }
   bool carriesAlpha() const { return size > 0 && points[0].alpha >= 0; }
   bool carriesCopy() const { return size > 0 && points[0].copy >= 0; }
+  bool carriesCopyRewrite() const { return size > 0 && points[0].copyRewrite >= 0; }
   bool carriesRewrite() const {
     for (size_t k = 0; k < size; ++k) {
       if (points[k].rewrite > 0) return true;
@@ -62,18 +64,21 @@ struct BandwidthCurve {
   }
   // Beta and gamma at working set `ws` (the curve must not be empty), alpha and the copy's cost
   // where the curve carries them (`alpha` and `copy` are left alone where it does not), and the
-  // rewrite cost where it carries one (left alone where no point has one).
+  // rewrite costs where it carries them (left alone where no point has one, or where it carries
+  // no copy's rewrite).
   void read(double ws, double* beta, double* gamma, double* alpha = nullptr, double* copy = nullptr,
-            double* rewrite = nullptr) const {
+            double* rewrite = nullptr, double* copyRewrite = nullptr) const {
     const Point& first = points[0];
     const Point& last = points[size - 1];
     const bool withAlpha = alpha != nullptr && carriesAlpha(), withCopy = copy != nullptr && carriesCopy(),
-               withRewrite = rewrite != nullptr && carriesRewrite();
+               withRewrite = rewrite != nullptr && carriesRewrite(),
+               withCopyRewrite = copyRewrite != nullptr && carriesCopyRewrite();
     if (ws <= first.workingSet || size == 1) {
       *beta = first.beta, *gamma = first.gamma;
       if (withAlpha) *alpha = first.alpha;
       if (withCopy) *copy = first.copy;
       if (withRewrite) *rewrite = first.rewrite;
+      if (withCopyRewrite) *copyRewrite = first.copyRewrite;
       return;
     }
     if (ws >= last.workingSet) {
@@ -81,6 +86,7 @@ struct BandwidthCurve {
       if (withAlpha) *alpha = last.alpha;
       if (withCopy) *copy = last.copy;
       if (withRewrite) *rewrite = last.rewrite;
+      if (withCopyRewrite) *copyRewrite = last.copyRewrite;
       return;
     }
     size_t k = 1;
@@ -93,6 +99,7 @@ struct BandwidthCurve {
     if (withAlpha) *alpha = lo.alpha + t * (hi.alpha - lo.alpha);
     if (withCopy) *copy = lo.copy + t * (hi.copy - lo.copy);
     if (withRewrite) *rewrite = lo.rewrite + t * (hi.rewrite - lo.rewrite);
+    if (withCopyRewrite) *copyRewrite = lo.copyRewrite + t * (hi.copyRewrite - lo.copyRewrite);
   }
 };
 
@@ -154,8 +161,18 @@ struct LinkCost {
   // host, the reader's core keeps the lines it read, and each write has to take them back (on the
   // development VM 2 ranks, 64 KiB - 1 MiB; nothing where the lines have left the caches, nor
   // where a NIC reads the buffer). Calibration measures it where each process has a core; 0
-  // elsewhere. Priced on top of the formulas by the plans' counts (flatAlgorithmPrice).
+  // elsewhere. Priced on top of the formulas by the plans' counts (flatAlgorithmPrice). This is a
+  // reduction's write (calibration times it as one), which reads each line before it writes it.
   double rewrite = 0;
+  // The same for a copy within the rank or a message's receipt, whose stores overwrite whole lines:
+  // on the development VM's 2 ranks placed on two L3s a Bruck allgather's copy of its own block
+  // into the block its peer had read paid 0.26-0.33 of `rewrite` per byte at 64 KiB - 1 MiB, and a
+  // scatter-allgather broadcast's receipts 0.34-0.54 (priced at `rewrite`, both came out 1.2-1.9x
+  // their measured times there). Calibration times it where it times `rewrite` (the Bruck
+  // allgather against the ring: perf/calibrate.cc); < 0 where nobody measured it: a reduction's.
+  double copyRewrite = -1;
+  double rewriteOfACopy() const { return copyRewrite >= 0 ? copyRewrite : rewrite; }
+  bool pricesRewrites() const { return rewrite > 0 || rewriteOfACopy() > 0; }
   // Every rank of the level's groups runs on one host (callCosts sets it where the call's
   // communicator does): a message is its receiver's copy (single-copy shared memory), so the
   // messages one rank sends to several peers are copied by them at once, and those several peers
@@ -189,7 +206,7 @@ struct LinkCost {
     LinkCost out = atShare(1 / share);  // every process busy again
     out.workingSet = ws;
     if (!curve.empty()) {
-      curve.read(ws, &out.beta, &out.gamma, &out.alpha, &out.copy, &out.rewrite);
+      curve.read(ws, &out.beta, &out.gamma, &out.alpha, &out.copy, &out.rewrite, &out.copyRewrite);
       if (coreBeta > 0) out.withCoreFloor(out.beta);
     }
     return out;
@@ -208,7 +225,11 @@ struct LinkCost {
   LinkCost withoutRewrite() const {
     LinkCost out = *this;
     out.rewrite = 0;
-    for (size_t k = 0; k < out.curve.size; ++k) out.curve.points[k].rewrite = 0;
+    if (out.copyRewrite > 0) out.copyRewrite = 0;
+    for (size_t k = 0; k < out.curve.size; ++k) {
+      out.curve.points[k].rewrite = 0;
+      if (out.curve.points[k].copyRewrite > 0) out.curve.points[k].copyRewrite = 0;
+    }
     return out;
   }
   // The costs of a phase that keeps the share `s` (0 < s <= 1) of the processes these costs assume

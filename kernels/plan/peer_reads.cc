@@ -49,26 +49,26 @@ class RangeSet {
 
 }  // namespace
 
-std::vector<double> rewrittenBytesPerStep(const Plan& plan, size_t elemSize) {
+std::vector<RewrittenBytes> rewrittenBytesPerStep(const Plan& plan, size_t elemSize) {
   RangeSet read[kNumBufferIds];  // read by a peer since last written
-  std::vector<double> out(plan.size(), 0.0);
+  std::vector<RewrittenBytes> out(plan.size());
   auto set = [&](const Slice& s) -> RangeSet& { return read[static_cast<size_t>(s.buffer)]; };
   // Twice through: the first call marks what the second call's writes pay for.
   for (int pass = 0; pass < 2; ++pass) {
     for (StepId id = 0; id < plan.size(); ++id) {
       const Step& st = plan.steps[id];
-      auto write = [&](const Slice& s) {
-        const size_t n = set(s).take(s.offset, s.end());
-        if (pass == 1) out[id] += static_cast<double>(n) * static_cast<double>(elemSize);
+      auto write = [&](const Slice& s, bool reduced) {
+        const double n = static_cast<double>(set(s).take(s.offset, s.end())) * static_cast<double>(elemSize);
+        if (pass == 1) (reduced ? out[id].reduced : out[id].copied) += n;
       };
       switch (st.kind) {
         case StepKind::kSend: set(st.src).add(st.src.offset, st.src.end()); break;
         case StepKind::kRecv:
+        case StepKind::kCopy: write(st.dst, false); break;
         case StepKind::kReduce:
-        case StepKind::kCopy:
-        case StepKind::kDivide: write(st.dst); break;
+        case StepKind::kDivide: write(st.dst, true); break;
         case StepKind::kNodeOp:
-          for (const NodeRead& r : plan.nodeOps[st.nodeOp].reads) write(r.dst);
+          for (const NodeRead& r : plan.nodeOps[st.nodeOp].reads) write(r.dst, r.sources.size() > 1);
           break;
       }
     }
@@ -76,9 +76,9 @@ std::vector<double> rewrittenBytesPerStep(const Plan& plan, size_t elemSize) {
   return out;
 }
 
-double rewrittenBytes(const Plan& plan, size_t elemSize) {
-  double total = 0;
-  for (double b : rewrittenBytesPerStep(plan, elemSize)) total += b;
+RewrittenBytes rewrittenBytes(const Plan& plan, size_t elemSize) {
+  RewrittenBytes total;
+  for (const RewrittenBytes& b : rewrittenBytesPerStep(plan, elemSize)) total += b;
   return total;
 }
 

@@ -101,9 +101,9 @@ Status loadCostParams(const std::string& path, CostParams* out) {
   std::string line;
   int lineNo = 0;
   std::set<std::string> levelsSet;  // levels the file names: the defaults' curves do not apply
-  // Per level: working set -> its point (beta, gamma, alpha, rewrite), each seen or not.
+  // Per level: working set -> its point (beta, gamma, alpha, copy, rewrites), each seen or not.
   std::map<std::string, std::map<double, BandwidthCurve::Point>> curves;
-  std::map<std::string, std::map<double, int>> curveSeen;  // bit 1 beta, 2 gamma, 4 alpha, 8 copy, 16 rewrite
+  std::map<std::string, std::map<double, int>> curveSeen;  // bit 1 beta, 2 gamma, 4 alpha, 8 copy, 16 rewrite, 32 copy_rewrite
   while (std::getline(in, line)) {
     ++lineNo;
     if (line.empty() || line[0] == '#') continue;
@@ -143,21 +143,22 @@ Status loadCostParams(const std::string& path, CostParams* out) {
                         path.c_str(), lineNo, key.c_str());
     }
     if (level && ws > 0 &&
-        (field == "beta" || field == "gamma" || field == "alpha" || field == "copy" || field == "rewrite" ||
+        (field == "beta" || field == "gamma" || field == "alpha" || field == "copy" || field == "rewrite" || field == "copy_rewrite" ||
          field == "alone_beta" || field == "alone_gamma" || field == "alone_alpha")) {
       const std::string curve = field.rfind("alone_", 0) == 0 ? name + ".alone" : name;
       const bool isBeta = field == "beta" || field == "alone_beta", isAlpha = field == "alpha" || field == "alone_alpha";
       const bool isCopy = field == "copy";
       BandwidthCurve::Point& pt = curves[curve][ws];
-      if (field == "rewrite") {
-        pt.rewrite = value;
-        curveSeen[curve][ws] |= 16;
+      if (field == "rewrite" || field == "copy_rewrite") {
+        (field == "rewrite" ? pt.rewrite : pt.copyRewrite) = value;
+        curveSeen[curve][ws] |= field == "rewrite" ? 16 : 32;
         continue;
       }
       (isCopy ? pt.copy : isAlpha ? pt.alpha : isBeta ? pt.beta : pt.gamma) = value;
       curveSeen[curve][ws] |= isCopy ? 8 : isAlpha ? 4 : isBeta ? 1 : 2;
     } else if (level && ws < 0 && field == "alpha") level->alpha = value;
     else if (level && ws < 0 && field == "rewrite") level->rewrite = value;
+    else if (level && ws < 0 && field == "copy_rewrite") level->copyRewrite = value;
     else if (level && ws < 0 && field == "beta") level->beta = value;
     else if (level && ws < 0 && field == "gamma") level->gamma = value;
     else if (level && ws < 0 && field == "round_bytes" && value >= 1) level->roundBytes = value;
@@ -179,7 +180,7 @@ Status loadCostParams(const std::string& path, CostParams* out) {
         STRATA_REQUIRE((seen & 3) == 3, strataInvalidArgument, "%s: %sbeta@%.0f and %sgamma@%.0f come in pairs",
                        path.c_str(), prefix.c_str(), ws, prefix.c_str(), ws);
         const int differ = seen ^ firstSeen;
-        const char* field = (differ & 4) ? "alpha" : (differ & 8) ? "copy" : "rewrite";
+        const char* field = (differ & 4) ? "alpha" : (differ & 8) ? "copy" : (differ & 16) ? "rewrite" : "copy_rewrite";
         STRATA_REQUIRE(seen == firstSeen, strataInvalidArgument,
                        "%s: %s%s@ is given at every point of the curve or at none (the point at %.0f differs from the "
                        "first)",
@@ -208,7 +209,8 @@ Status saveCostParams(const std::string& path, const CostParams& params) {
                "# costs when only the share alone_share of the host's processes is busy, as fractions of the costs\n"
                "# with all of them busy (alone_beta@W, alone_gamma@W and alone_alpha@W per working set as above;\n"
                "# alone_cores_shared 1: measured where the processes outnumber the cores, 0: each had its own);\n"
-               "# LEVEL.rewrite@W (or LEVEL.rewrite without a curve): seconds per byte written where a peer read it\n");
+               "# LEVEL.rewrite@W (or LEVEL.rewrite without a curve): seconds per byte a reduction writes where a peer\n"
+               "# read it; LEVEL.copy_rewrite@W likewise for a copy or a message received (without it, rewrite's)\n");
   const struct {
     const char* name;
     const LinkCost* c;
@@ -224,8 +226,10 @@ Status saveCostParams(const std::string& path, const CostParams& params) {
       if (l.c->curve.carriesAlpha()) std::fprintf(f, "%s.alpha@%.0f %.6e\n", l.name, pt.workingSet, pt.alpha);
       if (l.c->curve.carriesCopy()) std::fprintf(f, "%s.copy@%.0f %.6e\n", l.name, pt.workingSet, pt.copy);
       if (rewrites) std::fprintf(f, "%s.rewrite@%.0f %.6e\n", l.name, pt.workingSet, pt.rewrite);
+      if (l.c->curve.carriesCopyRewrite()) std::fprintf(f, "%s.copy_rewrite@%.0f %.6e\n", l.name, pt.workingSet, pt.copyRewrite);
     }
     if (l.c->curve.empty() && l.c->rewrite > 0) std::fprintf(f, "%s.rewrite %.6e\n", l.name, l.c->rewrite);
+    if (l.c->curve.empty() && l.c->copyRewrite >= 0) std::fprintf(f, "%s.copy_rewrite %.6e\n", l.name, l.c->copyRewrite);
     if (l.c->alone.share < 1) {
       std::fprintf(f, "%s.alone_share %.6f\n%s.alone_alpha %.6f\n%s.alone_cores_shared %d\n", l.name, l.c->alone.share,
                    l.name, l.c->alone.alpha, l.name, l.c->alone.coresShared ? 1 : 0);

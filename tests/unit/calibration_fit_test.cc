@@ -275,24 +275,35 @@ TEST(CalibrationFit, TheRewriteCostComesFromInPlaceAgainstOutOfPlace) {
       s.coef = {1, m, m};
       s.bytes = static_cast<size_t>(m);
       s.workingSet = 4 * m;
-      s.rewritten = inPlace ? m : 0;
+      s.rewritten.reduced = inPlace ? m : 0;
       s.seconds = 1e-6 + 1e-10 * m + (inPlace ? perByte * m : 0);
       s.what = inPlace ? "in place" : "out of place";
       pairs.push_back(s);
     }
   }
-  const BandwidthCurve r = fitRewrite(pairs);
+  const BandwidthCurve r = fitRewrite(pairs, Rewrite::kReduction);
+  EXPECT_TRUE(fitRewrite(pairs, Rewrite::kCopy).empty()) << "the pairs rewrite by reducing alone";
   ASSERT_EQ(r.size, 3u);
   EXPECT_NEAR(r.points[0].rewrite, 2e-10, 1e-15);
   EXPECT_NEAR(r.points[1].rewrite, 5e-11, 1e-15);
   EXPECT_EQ(r.points[2].rewrite, 0) << "in place ran faster: no rewrite cost";
   LinkCost level{3e-7, 0, 0};
   level.curve = BandwidthCurve::of({{4 * 65536, 6e-11, 4e-11}, {4.0 * (1 << 20), 6e-11, 4e-11}, {4.0 * (16 << 20), 1.8e-10, 6e-11}});
-  setRewrite(r, &level);
+  setRewrite(r, &level, Rewrite::kReduction);
   EXPECT_NEAR(level.forWorkingSet(4 * 65536).rewrite, 2e-10, 1e-15);
   EXPECT_NEAR(level.forWorkingSet(4.0 * (1 << 20)).rewrite, 5e-11, 1e-15);
   EXPECT_EQ(level.forWorkingSet(1e9).rewrite, 0);
-  EXPECT_TRUE(fitRewrite(nodeSamples(truth(), std::vector<double>(kSizes.size(), 1.0))).empty())
+  EXPECT_NEAR(level.forWorkingSet(4 * 65536).rewriteOfACopy(), 2e-10, 1e-15) << "no copy's cost measured: a reduction's";
+  // A copy's cost, fitted from pairs that rewrite by copying, beside it.
+  for (Sample& s : pairs) {
+    s.rewritten = RewrittenBytes{0, s.rewritten.reduced};
+    s.seconds = 1e-6 + 1e-10 * static_cast<double>(s.bytes) + s.rewritten.copied * 4e-11;
+  }
+  setRewrite(fitRewrite(pairs, Rewrite::kCopy), &level, Rewrite::kCopy);
+  EXPECT_NEAR(level.forWorkingSet(4 * 65536).rewrite, 2e-10, 1e-15) << "a reduction's kept";
+  EXPECT_NEAR(level.forWorkingSet(4 * 65536).copyRewrite, 4e-11, 1e-15);
+  EXPECT_NEAR(level.forWorkingSet(1e9).rewriteOfACopy(), 4e-11, 1e-15);
+  EXPECT_TRUE(fitRewrite(nodeSamples(truth(), std::vector<double>(kSizes.size(), 1.0)), Rewrite::kReduction).empty())
       << "samples that rewrite nothing tell nothing";
 }
 

@@ -274,17 +274,22 @@ TEST(CostModel, ACurveMayCarryAlpha) {
   std::remove(path.c_str());
 }
 
-// The rewrite cost is read off the curve with beta and gamma, travels through the file at every
-// point of the curve or at none, and stands alone on a level without a curve.
+// The rewrite costs (a reduction's, a copy's) are read off the curve with beta and gamma, travel
+// through the file at every point of the curve or at none, and stand alone on a level without a
+// curve; without a copy's own, a copy pays a reduction's.
 TEST(CostModel, TheRewriteCostIsACurveThroughTheFile) {
   CostParams p = defaultCostParams();
   p.flat = LinkCost{1e-6, 1e-10, 1e-11};
   BandwidthCurve::Point a{1000, 1e-10, 1e-11}, b{4000, 2e-10, 1e-11};
   a.rewrite = 3e-10;
   b.rewrite = 1e-10;
+  a.copyRewrite = 6e-11;
+  b.copyRewrite = 2e-11;
   p.flat.curve = BandwidthCurve::of({a, b});
   p.lane = LinkCost{2e-6, 1e-10, 1e-11};
   p.lane.rewrite = 5e-11;
+  p.lane.copyRewrite = 1e-11;
+  EXPECT_NEAR(p.flat.forWorkingSet(2000).copyRewrite, 4e-11, 1e-18);
   EXPECT_NEAR(p.flat.forWorkingSet(2000).rewrite, 2e-10, 1e-18);
   EXPECT_EQ(p.node.forWorkingSet(2000).rewrite, 0);
   const std::string path = tempPath("strata_costs_rewrite.txt");
@@ -296,7 +301,21 @@ TEST(CostModel, TheRewriteCostIsACurveThroughTheFile) {
   EXPECT_NEAR(q.flat.curve.points[0].rewrite, 3e-10, 1e-18);
   EXPECT_NEAR(q.flat.forWorkingSet(1e9).rewrite, 1e-10, 1e-18);
   EXPECT_NEAR(q.lane.forWorkingSet(1e9).rewrite, 5e-11, 1e-18);
+  EXPECT_NEAR(q.flat.curve.points[0].copyRewrite, 6e-11, 1e-18);
+  EXPECT_NEAR(q.flat.forWorkingSet(1e9).rewriteOfACopy(), 2e-11, 1e-18);
+  EXPECT_NEAR(q.lane.forWorkingSet(1e9).rewriteOfACopy(), 1e-11, 1e-18);
   EXPECT_EQ(q.node.rewrite, 0);
+  EXPECT_LT(q.node.copyRewrite, 0) << "not measured";
+  EXPECT_EQ(q.node.rewriteOfACopy(), 0);
+  EXPECT_TRUE(p.flat.withoutRewrite().forWorkingSet(2000).rewriteOfACopy() == 0);
+  {
+    std::ofstream f(path);
+    f << "flat.beta@1000 1e-10\nflat.gamma@1000 1e-11\nflat.copy_rewrite@1000 1e-10\n"
+         "flat.beta@2000 1e-10\nflat.gamma@2000 1e-11\n";
+  }
+  s = loadCostParams(path, &q);
+  EXPECT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("flat.copy_rewrite@ is given at every point"), std::string::npos) << s.message();
   {
     std::ofstream f(path);
     f << "flat.beta@1000 1e-10\nflat.gamma@1000 1e-11\nflat.rewrite@1000 1e-10\n"
@@ -313,6 +332,7 @@ TEST(CostModel, TheRewriteCostIsACurveThroughTheFile) {
   s = loadCostParams(path, &q);
   ASSERT_TRUE(s.ok()) << s.message();
   EXPECT_NEAR(q.flat.forWorkingSet(1e6).rewrite, 2e-10, 1e-18);
+  EXPECT_NEAR(q.flat.forWorkingSet(1e6).rewriteOfACopy(), 2e-10, 1e-18) << "a copy pays a reduction's";
   std::remove(path.c_str());
 }
 
