@@ -276,9 +276,10 @@ void listAlgorithms() {
       std::printf("| %s | `%s` | hierarchical | %s |\n", collectiveName(c), h->name, h->formula);
     }
   }
-  std::printf("\na: alpha (per message), b: beta (per byte moved), g: gamma (per byte reduced), c: a local copy's "
-              "cost per byte (the node level's beta); m: the call's bytes, p: ranks, p': the largest power of two <= p,"
-              " n: ranks per node; beta and gamma read at the call's working set, a binomial tree's rounds and the "
+  std::printf("\na: alpha (per message), b: beta (per byte moved), g: gamma (per byte reduced), c: a copy's "
+              "cost per byte within a rank (its own curve where calibration measured it); m: the call's bytes, p: ranks, p': the largest power of two <= p,"
+              " n: ranks per node, w: the blocks of a rooted binomial tree's subtree whose ranks wrap past p - 1, one host:"
+              " where one host runs the whole communicator; beta and gamma read at the call's working set, a binomial tree's rounds and the "
               "leader compositions' lanes at the share of the host they keep busy (README, \"Cost model and "
               "calibration\")\n");
 }

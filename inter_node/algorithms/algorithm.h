@@ -122,6 +122,17 @@ struct BinomialLinks {
   std::vector<Child> children;
 };
 BinomialLinks binomialLinks(const Group& g);
+// The root's child subtree whose ranks wrap past p - 1 on the tree of p members rotated to `root`
+// (rank (v + root) mod p is member v): its blocks, which the binomial gather's and scatter's root
+// copies in two pieces through scratch (0 where no subtree wraps: root 0, or the ranks from 0
+// starting a subtree), whether it is the root's last child (the scatter's first send), and
+// whether no child's subtree is larger (the gather's last to arrive, or as late as the last).
+struct WrappedSubtree {
+  int blocks = 0;
+  bool last = false;
+  bool largest = false;
+};
+WrappedSubtree binomialWrappedSubtree(int p, int root);
 
 // Binomial gather to member 0 of `g` (002, "Binomial tree gather"): member v collects the
 // contiguous range of blocks of its subtree [v, v + lowbit(v)) into `image` (a slice laid out like

@@ -3,8 +3,11 @@
 // subtree in scratch, in virtual order, and sends them to its parent in one message. The root receives
 // each subtree straight into its receive buffer unless the subtree's ranks wrap past p - 1; those
 // land in scratch and are copied in two pieces.
-//   T(m) = ceil(log2 p) alpha + (p-1)/p beta m + c m/p   (m: the gathered bytes; c m/p: the root's own
-//   block, a copy within it; none in place)
+//   T(m) = ceil(log2 p) alpha + (p-1)/p beta m + c m/p + c w m/p
+//   (m: the gathered bytes; c m/p: the root's own block, a copy within it: on one host,
+//   LinkCost::oneHost, where the root's core also copies each message it receives; through a
+//   network it runs beside the first receive; none in place. w: the blocks of the subtree that
+//   wraps, copied out of scratch: where it arrives last or on one host; else beside later receives)
 // with each round priced at the share of the ranks it keeps busy (kernels/plan/cost.h,
 // binomialRound: the same sum where the host has a core per process).
 #include "inter_node/algorithms/algorithm.h"
@@ -59,12 +62,17 @@ void build(PlanBuilder& b, const CollectiveArgs& a, const Group& g, const BuildO
 
 double cost(const CollectiveArgs& a, int p, const LinkCost& c) {
   const double m = callBytes(a) * p;
-  return binomialSpreadTime(p, c, m, a.root) + (a.inPlace ? 0 : c.copy * m / p);  // the root's own block: a copy
+  // The subtree that wraps lands in scratch and is copied into place after it arrives: after the
+  // whole gather where it is the last to arrive (no subtree larger), or where the root's core
+  // copies every message.
+  const WrappedSubtree w = binomialWrappedSubtree(p, a.root);
+  const double wrapped = w.largest || c.oneHost ? w.blocks * m / p : 0;
+  return binomialSpreadTime(p, c, m, a.root) + c.copy * ((a.inPlace || !c.oneHost ? 0 : m / p) + wrapped);
 }
 
 }  // namespace
 
 extern const FlatAlgorithm kBinomialGather = {"binomial", Collective::kGather, nullptr, build, cost,
-                                              "ceil(log p) a + (p-1)/p b m + c m/p"};
+                                              "ceil(log p) a + (p-1)/p b m + c w m/p; one host: + c m/p"};
 
 }  // namespace strata

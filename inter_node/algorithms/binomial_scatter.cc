@@ -3,8 +3,9 @@
 // first when the range wraps past rank p - 1); an inner member receives its subtree's blocks into
 // scratch, forwards the children's ranges and keeps its own; a leaf receives straight into its
 // receive buffer.
-//   T(m) = ceil(log2 p) alpha + (p-1)/p beta m          (m: the scattered bytes; the root's copy of its
-//   own block runs while the first child receives)
+//   T(m) = ceil(log2 p) alpha + (p-1)/p beta m + c w m/p  (m: the scattered bytes; the root's copy of
+//   its own block runs while the first child receives; w: the blocks of the subtree that wraps,
+//   copied into scratch first, where it is the first send)
 // with each round priced at the share of the ranks it keeps busy (kernels/plan/cost.h,
 // binomialRound: the same sum where the host has a core per process).
 #include "inter_node/algorithms/algorithm.h"
@@ -64,12 +65,15 @@ void build(PlanBuilder& b, const CollectiveArgs& a, const Group& g, const BuildO
 
 double cost(const CollectiveArgs& a, int p, const LinkCost& c) {
   const double m = callBytes(a) * p;
-  return binomialSpreadTime(p, c, m, a.root);
+  // The subtree that wraps is copied into scratch before it is sent: before everything where it
+  // is the first send (the largest subtree goes first), else while an earlier send is under way.
+  const WrappedSubtree w = binomialWrappedSubtree(p, a.root);
+  return binomialSpreadTime(p, c, m, a.root) + (w.last ? c.copy * w.blocks * m / p : 0);
 }
 
 }  // namespace
 
 extern const FlatAlgorithm kBinomialScatter = {"binomial", Collective::kScatter, nullptr, build, cost,
-                                               "ceil(log p) a + (p-1)/p b m"};
+                                               "ceil(log p) a + (p-1)/p b m + c w m/p"};
 
 }  // namespace strata

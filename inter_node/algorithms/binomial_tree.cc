@@ -39,6 +39,19 @@ BinomialLinks binomialLinks(const Group& g) {
   return t;
 }
 
+WrappedSubtree binomialWrappedSubtree(int p, int root) {
+  if (p <= 1 || root % p == 0) return {};
+  const BinomialLinks t = binomialLinks(Group::world(p, 0));
+  for (const BinomialLinks::Child& c : t.children) {
+    const int len = c.subtreeEnd - c.member;
+    if ((c.member + root) % p + len > p) {
+      const BinomialLinks::Child& last = t.children.back();
+      return {len, &c == &last, len >= last.subtreeEnd - last.member};
+    }
+  }
+  return {};
+}
+
 void buildBinomialBroadcast(PlanBuilder& b, const Group& g, Slice src, Slice dst, int tagBase) {
   const BinomialLinks t = binomialLinks(g);
   b.label("binomial-broadcast", 0);

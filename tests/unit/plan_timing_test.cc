@@ -770,6 +770,41 @@ TEST(PlanTiming, ALinearRootsMessagesGoAtOnceOnOneHostAndOneAfterAnotherThroughA
   }
 }
 
+// A binomial gather or scatter rotated to root r sends or receives, where one of the root's
+// subtrees runs past rank p - 1, that subtree's blocks through scratch in two pieces: a copy of
+// them before the scatter's send, after the gather's receive. On the root's critical path where
+// that subtree is the root's largest (the scatter's first send, the gather's last receive), beside
+// its other messages where it is not; through a network the gather root's copy of its own block
+// runs beside its NIC's receives. On 8 and 6 nodes of one rank behind NICs and on one host of 8 and
+// of 6, every root, the formulas come within 2% of the plans; without the wrapped copy the gather with root 3 on 8 had
+// come out at 0.64 of its plan (4 of its 7 blocks copied after the last receive).
+TEST(PlanTiming, ABinomialRootCopiesTheSubtreeThatWrapsWhereItIsOnItsPath) {
+  const LinkCost c{1e-6, 1e-10, 0};
+  for (int p : {8, 6}) {
+    for (Collective coll : {Collective::kGather, Collective::kScatter}) {
+      for (int root = 0; root < p; ++root) {
+        CollectiveArgs a;
+        a.coll = coll;
+        a.count = size_t{1} << 20;  // 4 MiB a block
+        a.commSize = p;
+        a.root = root;
+        Machine nodes = machine(p, 1, c, c);
+        nodes.nicBandwidth = 1 / c.beta;
+        Machine host = machine(1, p, c, c);
+        for (Machine* m : {&nodes, &host}) {
+          m->eagerBytes = 0;
+          *m = m->forCall(a);
+          SimulatedAndPriced r;
+          ASSERT_TRUE(simulateFlat(a, "binomial", *m, m->costs.flat, &r));
+          EXPECT_NEAR(r.simulated / r.formula, 1.0, 0.02)
+              << collectiveName(coll) << (m == &host ? " on one host of " : " on nodes of one rank, ") << p
+              << " from root " << root << ": simulated " << r.simulated << " s, formula " << r.formula;
+        }
+      }
+    }
+  }
+}
+
 // Trees whose members send to several children give each child the link to itself, largest
 // subtree first: on one rank per node behind NICs that carry one message at a time, the binomial
 // broadcast and scatter take their formulas' ceil(log2 p) rounds. Sent all at once, the children's
