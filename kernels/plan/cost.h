@@ -167,7 +167,7 @@ struct LinkCost {
   // The same for a copy within the rank or a message's receipt, whose stores overwrite whole lines:
   // on the development VM's 2 ranks placed on two L3s a Bruck allgather's copy of its own block
   // into the block its peer had read paid 0.26-0.33 of `rewrite` per byte at 64 KiB - 1 MiB, and a
-  // scatter-allgather broadcast's receipts 0.34-0.54 (priced at `rewrite`, both came out 1.2-1.9x
+  // scatter-allgather broadcast's receipts 0.34-0.54 (priced at `rewrite`, both came out 1.05-1.9x
   // their measured times there). Calibration times it where it times `rewrite` (the Bruck
   // allgather against the ring: perf/calibrate.cc); < 0 where nobody measured it: a reduction's.
   double copyRewrite = -1;
