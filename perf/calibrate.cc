@@ -252,6 +252,7 @@ bool measureCopy(strataComm_t comm, size_t bytes, std::vector<Sample>* out, size
   c.seconds = seconds;
   c.what = "copy within a rank, " + std::to_string(copyBytes) + " B of " + call->what;
   c.copyOnly = true;
+  c.callSeconds = call->seconds;
   c.call = -1;
   out->push_back(c);
   return true;
@@ -458,13 +459,15 @@ int calibrate(const std::string& path, int iters, int warmup) {
     std::vector<Sample> out;
     for (const Sample& s : v) {
       if (std::any_of(out.begin(), out.end(), [&](const Sample& o) { return o.what == s.what; })) continue;
-      std::vector<double> t;
+      std::vector<double> t, call;
       for (const Sample& o : v) {
-        if (o.what == s.what) t.push_back(o.seconds);
+        if (o.what == s.what) t.push_back(o.seconds), call.push_back(o.callSeconds);
       }
       std::sort(t.begin(), t.end());
+      std::sort(call.begin(), call.end());
       out.push_back(s);
       out.back().seconds = t[t.size() / 2];
+      out.back().callSeconds = call[call.size() / 2];
     }
     v = std::move(out);
   };

@@ -115,7 +115,12 @@ std::map<double, double> separateCopies(std::vector<Sample>* samples) {
   for (const Sample& c : *samples) {
     // The curve's sizes only: below them the tuner holds the first point's copy, and a few bytes'
     // copy there is timing's fixed costs, not a cost per byte.
-    if (c.copyOnly && c.seconds > 0 && c.copyBytes > 0 && c.bytes >= kLargeBytes) {
+    // A copy timed longer than the whole call that makes it measured something else (fid50's
+    // second 2-rank calibration: an 8 MiB copy at 7.8 ms inside a 16 MiB allgather of 1.4 ms,
+    // 13x its neighbours' cost per byte, priced that round's 16 MiB broadcasts at 6-12x their
+    // times): its neighbours' costs cover its working set.
+    const bool longerThanItsCall = c.callSeconds > 0 && c.seconds > c.callSeconds;
+    if (c.copyOnly && c.seconds > 0 && c.copyBytes > 0 && c.bytes >= kLargeBytes && !longerThanItsCall) {
       copies[c.workingSet] = c.seconds / c.copyBytes;
     }
   }

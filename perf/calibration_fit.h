@@ -34,6 +34,9 @@ struct Sample {
   // allgather out of place, whose own block it is). It tells the copy's cost per byte there
   // (separateCopies) and is no sample of the level's formulas.
   bool copyOnly = false;
+  // A copyOnly sample: the time of the call whose copy it is (0: not known). A copy timed longer
+  // than the whole call that makes it measured something else, and tells no cost (separateCopies).
+  double callSeconds = 0;
   RewrittenBytes rewritten;  // what its plan writes where a peer read it (kernels/plan/peer_reads.h)
   // A sample timed alone whose formula prices its phases' host shares itself (a node reduce: the
   // root's side at the alone share, the members' at (n-1)/n): the coefficients of what it costs

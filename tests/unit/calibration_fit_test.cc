@@ -177,6 +177,28 @@ TEST(CalibrationFit, ACopyTimedOnItsOwnPricesTheAllGathersOwnBlock) {
     EXPECT_NEAR(at.gamma / kGamma, 1, 0.01) << s.what;
     EXPECT_NEAR(at.copy / copyAt(m), 1, 0.01) << s.what;
   }
+  // A copy timed longer than the whole call it belongs to tells no cost: its working set takes its
+  // neighbours' (the curve's copy there, interpolated in log working set between them).
+  std::vector<Sample> withOutlier;
+  for (Sample s : samples) withOutlier.push_back(s);
+  const size_t middle = kSizes.size() / 2 + 2;  // a size of the curve with neighbours on both sides
+  ASSERT_LT(middle + 1, kSizes.size());
+  for (size_t k : {middle - 1, middle, middle + 1}) {
+    Sample c;
+    const double m = static_cast<double>(kSizes[k]);
+    c.coef = {0, 0, 0};
+    c.copyOnly = true;
+    c.bytes = kSizes[k];
+    c.workingSet = 3 * m;
+    c.copyBytes = m / 2;
+    c.callSeconds = 4e-6 + (m / 2) * betaAt(m) + c.copyBytes * copyAt(m);
+    c.seconds = k == middle ? 10 * c.callSeconds : c.copyBytes * copyAt(m);
+    c.what = "copy " + std::to_string(kSizes[k]);
+    withOutlier.push_back(c);
+  }
+  const std::map<double, double> kept = separateCopies(&withOutlier);
+  EXPECT_EQ(kept.count(3.0 * static_cast<double>(kSizes[middle])), 0u) << "the copy longer than its call";
+  EXPECT_EQ(kept.size(), 2u);
 }
 
 TEST(CalibrationFit, GammaSurvivesALevelWhoseSpeedDriftsBetweenSizes) {
