@@ -30,11 +30,9 @@ CollectiveArgs selectionArgs(const CollectiveArgs& args) {
 LevelCosts callCosts(const LevelCosts& costs, const CollectiveArgs& args, int hostProcesses) {
   CollectiveArgs shared = selectionArgs(args);
   const double outOfPlace = hostProcesses * rankWorkingSetBytes(shared);
-  LevelCosts out = costs.forWorkingSet(outOfPlace);
-  if (args.inPlace) {
-    shared.inPlace = true;
-    out = costs.forWorkingSet(outOfPlace, hostProcesses * rankWorkingSetBytes(shared));
-  }
+  shared.inPlace = args.inPlace;
+  LevelCosts out = args.inPlace ? costs.forWorkingSet(outOfPlace, hostProcesses * rankWorkingSetBytes(shared))
+                                : costs.forWorkingSet(outOfPlace);
   const bool oneHost = args.commSize > 1 && hostProcesses >= args.commSize;
   out.flat.oneHost = out.flat.oneHost || oneHost;
   out.lane.oneHost = out.lane.oneHost || oneHost;
