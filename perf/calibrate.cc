@@ -383,7 +383,8 @@ int calibrate(const std::string& path, int iters, int warmup) {
   // the block its peer read in the call before (on 2 ranks, m/2 a rank), where the ring sends it from
   // the send buffer; the two make the same messages and, past the Bruck's rotation of the gathered
   // buffer, the same copies. Their difference, that rotation priced at the copy curve, per byte the
-  // plans count: on the development VM's 2 ranks placed on two L3s, 0.04-0.08 ns a byte where a
+  // plans count (the ring timed again beside the Bruck, back to back as the reduction's pair is,
+  // not a sample of the flat level's taken earlier in the size's turn): on the development VM's 2 ranks placed on two L3s, 0.04-0.08 ns a byte where a
   // reduction's rewrite cost 0.14-0.19 (working sets of 96 KiB - 3 MiB).
   strataComm_t bruckComm = nullptr;
   if (measureRewrite && !init(MPI_COMM_WORLD, 1, "allgather=bruck", &bruckComm)) return 1;

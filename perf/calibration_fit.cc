@@ -117,7 +117,7 @@ std::map<double, double> separateCopies(std::vector<Sample>* samples) {
     // copy there is timing's fixed costs, not a cost per byte.
     // A copy timed longer than the whole call that makes it measured something else (fid50's
     // second 2-rank calibration: an 8 MiB copy at 7.8 ms inside a 16 MiB allgather of 1.4 ms,
-    // 13x its neighbours' cost per byte, priced that round's 16 MiB broadcasts at 6-12x their
+    // 13x its neighbours' cost per byte, priced that round's 16 MiB broadcasts at 6-11x their
     // times): its neighbours' costs cover its working set.
     const bool longerThanItsCall = c.callSeconds > 0 && c.seconds > c.callSeconds;
     if (c.copyOnly && c.seconds > 0 && c.copyBytes > 0 && c.bytes >= kLargeBytes && !longerThanItsCall) {
@@ -344,21 +344,23 @@ BandwidthCurve fitRewrite(const std::vector<Sample>& samples, Rewrite kind) {
 
 void setRewrite(const BandwidthCurve& rewrite, LinkCost* level, Rewrite kind) {
   if (rewrite.empty()) return;
-  const bool copies = kind == Rewrite::kCopy;
+  double LinkCost::*cost = kind == Rewrite::kCopy ? &LinkCost::copyRewrite : &LinkCost::rewrite;
+  double BandwidthCurve::Point::*point = kind == Rewrite::kCopy ? &BandwidthCurve::Point::copyRewrite
+                                                                 : &BandwidthCurve::Point::rewrite;
   auto at = [&](double ws) {
     double beta = 0, gamma = 0, value = 0;
     rewrite.read(ws, &beta, &gamma, nullptr, nullptr, &value);
     return value;
   };
   if (level->curve.empty()) {
-    (copies ? level->copyRewrite : level->rewrite) = at(rewrite.points[0].workingSet);
+    level->*cost = at(rewrite.points[0].workingSet);
     return;
   }
   for (size_t k = 0; k < level->curve.size; ++k) {
     BandwidthCurve::Point& pt = level->curve.points[k];
-    (copies ? pt.copyRewrite : pt.rewrite) = at(pt.workingSet);
+    pt.*point = at(pt.workingSet);
   }
-  (copies ? level->copyRewrite : level->rewrite) = copies ? level->curve.points[0].copyRewrite : level->curve.points[0].rewrite;
+  level->*cost = level->curve.points[0].*point;
 }
 
 void reportRewrite(const char* level, const LinkCost& fitted, const std::vector<Sample>& reductions,

@@ -308,22 +308,16 @@ TEST(CostModel, TheRewriteCostIsACurveThroughTheFile) {
   EXPECT_LT(q.node.copyRewrite, 0) << "not measured";
   EXPECT_EQ(q.node.rewriteOfACopy(), 0);
   EXPECT_TRUE(p.flat.withoutRewrite().forWorkingSet(2000).rewriteOfACopy() == 0);
-  {
-    std::ofstream f(path);
-    f << "flat.beta@1000 1e-10\nflat.gamma@1000 1e-11\nflat.copy_rewrite@1000 1e-10\n"
-         "flat.beta@2000 1e-10\nflat.gamma@2000 1e-11\n";
+  for (const std::string field : {"rewrite", "copy_rewrite"}) {  // at one point of two
+    {
+      std::ofstream f(path);
+      f << "flat.beta@1000 1e-10\nflat.gamma@1000 1e-11\nflat." << field << "@1000 1e-10\n"
+        << "flat.beta@2000 1e-10\nflat.gamma@2000 1e-11\n";
+    }
+    s = loadCostParams(path, &q);
+    EXPECT_FALSE(s.ok()) << field;
+    EXPECT_NE(s.message().find("flat." + field + "@ is given at every point"), std::string::npos) << s.message();
   }
-  s = loadCostParams(path, &q);
-  EXPECT_FALSE(s.ok());
-  EXPECT_NE(s.message().find("flat.copy_rewrite@ is given at every point"), std::string::npos) << s.message();
-  {
-    std::ofstream f(path);
-    f << "flat.beta@1000 1e-10\nflat.gamma@1000 1e-11\nflat.rewrite@1000 1e-10\n"
-         "flat.beta@2000 1e-10\nflat.gamma@2000 1e-11\n";
-  }
-  s = loadCostParams(path, &q);
-  EXPECT_FALSE(s.ok());
-  EXPECT_NE(s.message().find("flat.rewrite@ is given at every point"), std::string::npos) << s.message();
   // A level with a curve but no rewrite@ point keeps its plain LEVEL.rewrite.
   {
     std::ofstream f(path);
