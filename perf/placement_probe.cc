@@ -11,7 +11,8 @@
 // Two threads, pinned to the two CPUs, hand one cache line back and forth; a sample is the least
 // mean round trip of `bursts` bursts of `trips` round trips each (the host's scheduling only ever
 // adds time). A burst whose partner does not answer within a second (its CPU busy elsewhere) is
-// left out; a sample without any burst is printed as -1.
+// left out; a sample without any burst is printed as -1. Between bursts both threads sleep, so
+// the probe takes the CPUs only for its bursts (some 0.1-0.3% of the time at 500 ms intervals).
 //
 //   strata-placement-probe [--cpus A,B] [--watch SECONDS [--interval MS]] [--bursts N] [--trips N]
 //     (default: the first two CPUs this process may run on; one sample; 20 bursts of 200 trips)
@@ -132,13 +133,15 @@ bool awaitValue(const Line& line, long want, Clock::time_point deadline, const s
 }
 
 // The partner: answers every odd value with the next even one, burst after burst, until `stop`.
-// Each burst starts from a value the main thread publishes in `start` (bursts numbered from 1).
+// Each burst starts from a value the main thread publishes in `start` (bursts numbered from 1);
+// its first exchange wakes the partner and is not timed, its `trips` others are.
 struct Partner {
   Line line;
   std::atomic<long> start{0};
   std::atomic<bool> stop{false};
   std::atomic<int> pinned{0};  // 1: on its CPU; -1: could not be put there
   int trips = 0;
+  int exchanges() const { return trips + 1; }
 
   void run(int cpu) {
     pinned = pin(cpu) ? 1 : -1;
@@ -147,13 +150,17 @@ struct Partner {
     while (!stop.load(std::memory_order_acquire)) {
       const long burst = start.load(std::memory_order_acquire);
       if (burst == seen) {
-        std::this_thread::yield();
+        // Blocked, not runnable, between bursts. A partner that yielded in a loop here kept its CPU
+        // always busy: the kernel then moved the processes being watched off it, and 2 ranks on
+        // the development VM's 2 CPUs shared one, each call waiting out the other's spin (a 64 B
+        // allgather timed at 8 ms in calibration, a 1 MiB one at 0.6 ms, in each of fid51's rounds).
+        start.wait(seen, std::memory_order_acquire);
         continue;
       }
       seen = burst;
-      const long base = burst * 2L * trips;
+      const long base = burst * 2L * exchanges();
       const Clock::time_point deadline = Clock::now() + std::chrono::seconds(1);
-      for (int k = 0; k < trips; ++k) {
+      for (int k = 0; k < exchanges(); ++k) {
         if (!awaitValue(line, base + 2L * k + 1, deadline, &start, burst)) break;
         line.value.store(base + 2L * k + 2, std::memory_order_release);
       }
@@ -166,14 +173,17 @@ double sample(Partner& partner, long* burst, int bursts) {
   double best = -1;
   for (int b = 0; b < bursts; ++b) {
     const long n = ++*burst;
-    const long base = n * 2L * partner.trips;
+    const long base = n * 2L * partner.exchanges();
     partner.line.value.store(base, std::memory_order_release);
     partner.start.store(n, std::memory_order_release);
-    const Clock::time_point t0 = Clock::now(), deadline = t0 + std::chrono::seconds(1);
+    partner.start.notify_one();
+    const Clock::time_point deadline = Clock::now() + std::chrono::seconds(1);
+    Clock::time_point t0;
     bool complete = true;
-    for (int k = 0; k < partner.trips && complete; ++k) {
+    for (int k = 0; k < partner.exchanges() && complete; ++k) {
       partner.line.value.store(base + 2L * k + 1, std::memory_order_release);
       complete = awaitValue(partner.line, base + 2L * k + 2, deadline);
+      if (k == 0) t0 = Clock::now();  // the partner is awake: the trips timed start here
     }
     const double ns = std::chrono::duration<double, std::nano>(Clock::now() - t0).count() / partner.trips;
     if (complete && (best < 0 || ns < best)) best = ns;
@@ -218,6 +228,8 @@ int main(int argc, char** argv) {
     }
   }
   partner.stop = true;
+  partner.start.store(-1, std::memory_order_release);  // wakes it: no burst is numbered -1
+  partner.start.notify_one();
   t.join();
   return rc;
 }

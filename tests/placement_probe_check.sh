@@ -39,7 +39,22 @@ if [ "$(nproc)" -ge 2 ]; then
   now=$(date +%s)
   awk -v now="$now" 'NF != 2 || $1 < now - 60 || $1 > now + 1 || $2 <= 0 { bad = 1 } END { exit bad }' <<<"$lines" ||
     fail "--watch lines are not 'UNIX-SECONDS NS' with a positive round trip: $lines"
-  checked="a sample of $one ns, $n samples watched, and 11 refusals"
+  # Between samples the probe sleeps, its threads blocked: a partner thread that yielded in a loop
+  # kept its CPU busy and moved the processes it watched (fid51). Its threads' states, read 8
+  # times 300 ms apart while it watches at 1 s intervals (a sample's bursts take a few ms): a
+  # thread found running or runnable in most of them is busy between samples.
+  "$probe" --watch 4 --interval 1000 > /dev/null &
+  pid=$!
+  sleep 0.5
+  busy=0
+  for _ in 1 2 3 4 5 6 7 8; do
+    sleep 0.3
+    r=$(cat /proc/$pid/task/*/stat 2>/dev/null | awk '{ sub(/^.*\) /, ""); if ($1 == "R") n++ } END { print n + 0 }')
+    [ "$r" = 0 ] || busy=$((busy + 1))
+  done
+  wait $pid || fail "--watch 4 --interval 1000: exit $?"
+  [ $busy -le 4 ] || fail "a thread ran between samples in $busy of 8 readings (expected asleep)"
+  checked="a sample of $one ns, $n samples watched, asleep between samples in $((8 - busy)) of 8 readings, and 11 refusals"
 else
   refused "may run on one CPU only"
   checked="the refusals on a machine of one CPU"
