@@ -153,7 +153,7 @@ struct Partner {
         // Blocked, not runnable, between bursts. A partner that yielded in a loop here kept its CPU
         // always busy: the kernel then moved the processes being watched off it, and 2 ranks on
         // the development VM's 2 CPUs shared one, each call waiting out the other's spin (a 64 B
-        // allgather timed at 8 ms in calibration, a 1 MiB one at 0.6 ms, in each of fid51's rounds).
+        // allgather timed at 8 ms in calibration, a 1 MiB one at 0.6 ms, in each of fid51's 2-rank rounds).
         start.wait(seen, std::memory_order_acquire);
         continue;
       }

@@ -45,6 +45,8 @@ if [ "$(nproc)" -ge 2 ]; then
   # thread found running or runnable in most of them is busy between samples.
   "$probe" --watch 4 --interval 1000 > /dev/null &
   pid=$!
+  (sleep 30; kill "$pid") > /dev/null 2>&1 &  # bounded: a probe that outlives its 4 s is stopped
+  watchdog=$!
   sleep 0.5
   busy=0
   for _ in 1 2 3 4 5 6 7 8; do
@@ -53,6 +55,7 @@ if [ "$(nproc)" -ge 2 ]; then
     [ "$r" = 0 ] || busy=$((busy + 1))
   done
   wait $pid || fail "--watch 4 --interval 1000: exit $?"
+  pkill -P $watchdog 2>/dev/null; kill $watchdog 2>/dev/null
   [ $busy -le 4 ] || fail "a thread ran between samples in $busy of 8 readings (expected asleep)"
   checked="a sample of $one ns, $n samples watched, asleep between samples in $((8 - busy)) of 8 readings, and 11 refusals"
 else
