@@ -184,7 +184,9 @@ Status Executor::run(const Plan& plan, const Bindings& bind, const ExecContext& 
       if (ctx.device != nullptr) oldest = std::min(oldest, staging_.oldestStep());
       for (StepId g : gated_) oldest = std::min(oldest, g);
       if (oldest == kNoStep) oldest = 0;
-      return strformat("%s; %zu of %zu steps done", plan.describe(oldest, bind.type).c_str(), done_, n);
+      std::string what = strformat("%s; %zu of %zu steps done", plan.describe(oldest, bind.type).c_str(), done_, n);
+      if (ctx.device != nullptr && !ctx.deviceAwareMpi && !staging_.idle()) what += "; " + staging_.describe();
+      return what;
     });
     if (!s.ok()) return failPending(plan, bind, ctx, s);
   }

@@ -296,6 +296,25 @@ StepId StagingPipeline::oldestStep() const {
   return oldest;
 }
 
+std::string StagingPipeline::describe() const {
+  size_t copied = 0, sending = 0;
+  for (const Chunk& c : copying_) copied += c.copied ? 1 : 0;
+  for (const Chunk& c : requestChunk_) sending += messages_[c.message].send ? 1 : 0;
+  std::string s = strformat("staging: %zu send message(s) waiting for a slot, %zu chunk(s) copying to the host (%zu copied, "
+                            "waiting to go on the wire), %zu chunk(s) sent and not yet taken, %zu received and not yet "
+                            "complete, %zu copying to the device; free slots %zu of %d send, %zu of %d receive",
+                            sendQueue_.size(), copying_.size(), copied, sending, requestChunk_.size() - sending,
+                            landing_.size(), freeSend_.size(), pool_.slots, freeRecv_.size(), pool_.slots);
+  if (!receiving_.empty()) {
+    s += "; receives waiting for chunks from";
+    for (uint32_t mi : receiving_) {
+      const Message& m = messages_[mi];
+      s += strformat(" rank %d tag %d (chunk %u of %u)", m.peer, m.tag, m.nextChunk, m.chunks);
+    }
+  }
+  return s;
+}
+
 void StagingPipeline::abandon() {
   for (size_t r = 0; r < requests_.size(); ++r) {
     if (requests_[r] == MPI_REQUEST_NULL) continue;

@@ -25,6 +25,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -113,6 +114,9 @@ class StagingPipeline {
   bool idle() const;
   // The oldest step still in the pipeline (kNoStep when idle), for timeout messages.
   StepId oldestStep() const;
+  // Where the pipeline's chunks are, for timeout messages: which stage a stalled run stopped in
+  // (a copy the device did not finish, a send its receiver did not take, a chunk not yet arrived).
+  std::string describe() const;
   // After a failure: releases the MPI requests (receives cancelled first). The caller drains the
   // device queues before the pool is reused.
   void abandon();

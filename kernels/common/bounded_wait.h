@@ -14,6 +14,7 @@
 // Thread contract: a Waiter belongs to one thread; the abort flag may be set from any thread.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -44,6 +45,8 @@ class Waiter {
   Status idle(What&& what) {
     if (polls_++ == 0) {  // 64 bits: a counter that wrapped would restart the bound
       start_ = Clock::now();
+      lastCheck_ = start_;
+      longestGap_ = 0;
       yielding_ = policy_.spinSeconds <= 0;
     }
     if ((polls_ & 15) == 0) {
@@ -51,9 +54,21 @@ class Waiter {
         return makeStatus(strataInvalidUsage, "the communicator was aborted (strataCommAbort) while waiting for %s",
                           std::string(what()).c_str());
       }
-      const double waited = std::chrono::duration<double>(Clock::now() - start_).count();
+      const Clock::time_point now = Clock::now();
+      const double waited = std::chrono::duration<double>(now - start_).count();
+      // 16 polls take microseconds to milliseconds: a long gap means this thread was held
+      // elsewhere (blocked in a call, or not scheduled), so the wait may have run out while it was
+      // not looking, and the peers may have waited for it.
+      longestGap_ = std::max(longestGap_, std::chrono::duration<double>(now - lastCheck_).count());
+      lastCheck_ = now;
       if (waited > policy_.timeoutSeconds) {
-        return makeStatus(strataTimeout, "timed out after %.1f s waiting for %s", waited, std::string(what()).c_str());
+        std::string away;
+        if (longestGap_ >= kReportedGapSeconds) {
+          away = strformat(" (this thread went %.1f s between two of its polls: it was blocked or not scheduled)",
+                           longestGap_);
+        }
+        return makeStatus(strataTimeout, "timed out after %.1f s waiting for %s%s", waited,
+                          std::string(what()).c_str(), away.c_str());
       }
       yielding_ = waited >= policy_.spinSeconds;
     }
@@ -82,10 +97,13 @@ class Waiter {
   }
   static void yieldCore();
 
+  static constexpr double kReportedGapSeconds = 1.0;
+
   WaitPolicy policy_;
   uint64_t polls_ = 0;
   bool yielding_ = false;
-  Clock::time_point start_{};
+  Clock::time_point start_{}, lastCheck_{};
+  double longestGap_ = 0;  // seconds, between two bound checks of this wait
 };
 
 // Waits until done() is true: the common case of a Waiter.
