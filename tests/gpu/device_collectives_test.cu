@@ -474,6 +474,51 @@ TEST_F(DeviceCollectives, AbortWithWorkPendingReleasesTheStream) {
   MPI_Barrier(MPI_COMM_WORLD);
 }
 
+// A staged call that rank 0 never joins: every other rank times out (the communicator's bound), and
+// its message says where its staged chunks stopped (StagingPipeline::describe): rank 1, rank 0's
+// neighbour in the ring, waits for chunks from rank 0. Virtual nodes and an MPI that is not
+// device-aware, so every message of the flat ring is staged through host slots.
+TEST_F(DeviceCollectives, AStalledStagedCallSaysWhereItsChunksAre) {
+  if (testShape() == "0") GTEST_SKIP() << "needs virtual nodes: on the one node MPI discovers nothing is staged";
+  if (worldSize() < 2) GTEST_SKIP() << "needs a rank that does not join the collective";
+  setenv("STRATA_RANKS_PER_NODE", testShape().c_str(), 1);
+  strataConfig_t config = STRATA_CONFIG_INITIALIZER;
+  config.algorithm = "ring";
+  config.timeoutSeconds = 5;
+  config.cudaAwareMpi = 0;  // staged, whatever the MPI
+  strataComm_t comm = nullptr;
+  const strataResult_t made = strataCommInitMpi(&comm, MPI_COMM_WORLD, &config);
+  unsetenv("STRATA_RANKS_PER_NODE");
+  ASSERT_EQ(made, strataSuccess) << strataGetLastError(nullptr);
+  cudaStream_t stream = nullptr;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
+  const size_t n = 16384;  // 64 KiB a rank: many chunks of the tests' 4 KiB slots
+  const int p = worldSize(), me = worldRank();
+  DeviceBytes send(std::vector<float>(n, 1.0f)), recv(std::vector<float>(n * static_cast<size_t>(p), 0.0f));
+  // A call every rank joins first: the plan is agreed everywhere, so the second call's stall is in
+  // its staged messages.
+  ASSERT_EQ(strataAllGather(send.ptr(), recv.ptr(), n, strataFloat32, comm, stream), strataSuccess)
+      << strataGetLastError(comm);
+  ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+  if (me != 0) {
+    strataResult_t rc = strataAllGather(send.ptr(), recv.ptr(), n, strataFloat32, comm, stream);
+    EXPECT_EQ(cudaStreamSynchronize(stream), cudaSuccess) << "the stream is released at the bound";
+    // Queued for the progress thread, the call returned at once: the next call reports its error.
+    if (rc == strataSuccess) rc = strataAllGather(send.ptr(), recv.ptr(), n, strataFloat32, comm, stream);
+    const std::string error = strataGetLastError(comm);
+    EXPECT_EQ(rc, strataTimeout) << error;
+    EXPECT_NE(error.find("; staging: "), std::string::npos) << "rank " << me << ": " << error;
+    if (me == 1) {
+      std::printf("[ stalled ] rank 1: %s\n", error.c_str());
+      EXPECT_NE(error.find("receives waiting for chunks from rank 0 tag"), std::string::npos)
+          << "rank 1 receives from rank 0 first: " << error;
+    }
+  }
+  strataCommAbort(comm);
+  cudaStreamDestroy(stream);
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
 // Where ranks share a GPU, device calls run on the calling thread unless STRATA_DEVICE_SYNC=0 forces
 // the progress thread (src/core/device_mode.h says why); where each rank has its own GPU they are
 // queued for it. One discovered node, CUDA's and Strata's mode settings unset, MPI_THREAD_MULTIPLE;
