@@ -186,6 +186,9 @@ Status Executor::run(const Plan& plan, const Bindings& bind, const ExecContext& 
       if (oldest == kNoStep) oldest = 0;
       std::string what = strformat("%s; %zu of %zu steps done", plan.describe(oldest, bind.type).c_str(), done_, n);
       if (ctx.device != nullptr && !ctx.deviceAwareMpi && !staging_.idle()) what += "; " + staging_.describe();
+      if (ctx.device != nullptr && ctx.deviceStallNote != nullptr && (staging_.deviceCopiesPending() || !gated_.empty())) {
+        what += ctx.deviceStallNote;
+      }
       return what;
     });
     if (!s.ok()) return failPending(plan, bind, ctx, s);
@@ -244,6 +247,7 @@ Status Executor::runNodeOp(const Plan& plan, StepId id, const Bindings& bind, co
   if (ctx.device != nullptr) STRATA_CHECK(waitForInputs(plan, id, DeviceQueue::kCompute));
   NodeOpCall call;
   call.device = ctx.device;
+  call.deviceStallNote = ctx.deviceStallNote;
   call.desc = &plan.nodeOps[s.nodeOp];
   for (int b = 0; b < kNumBufferIds; ++b) call.bases[b] = bind.base(static_cast<BufferId>(b));
   call.type = bind.type;

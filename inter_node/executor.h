@@ -72,6 +72,10 @@ struct ExecContext {
   DeviceRuntime* device = nullptr;
   bool deviceAwareMpi = false;  // MPI reads and writes device memory; else stage through pinned chunks
   StagingPool staging;          // the pinned pool staged messages pass through; the same on every rank
+  // Appended to a timeout while this rank's own device work is what has not finished (a staged
+  // chunk's copy, a send's inputs, the queues' drain): a cause the caller knows of (the progress
+  // thread's queues may sit behind a held stream). Null: nothing appended.
+  const char* deviceStallNote = nullptr;
   // For network simulators only (SimGrid's SMPI, perf/smpi_compare.sh), whose clock moves only
   // while every simulated rank blocks in MPI: a host run with nothing to start waits in
   // MPI_Waitsome instead of polling under `wait`. That wait has no bound of its own; the simulator

@@ -175,7 +175,10 @@ Status Executor::finishDevice(const Plan& plan, const ExecContext& ctx) {
           if (polled.ok() && timeline_ != nullptr) polled = pollReduceTimes(false);
           return done || !polled.ok();
         },
-        [&] { return strformat("the device's %s queue", deviceQueueName(static_cast<DeviceQueue>(l))); }));
+        [&] {
+          return strformat("the device's %s queue%s", deviceQueueName(static_cast<DeviceQueue>(l)),
+                           ctx.deviceStallNote != nullptr ? ctx.deviceStallNote : "");
+        }));
     STRATA_CHECK(polled);
   }
   if (timeline_ != nullptr) {

@@ -288,6 +288,10 @@ bool StagingPipeline::idle() const {
   return sendQueue_.empty() && copying_.empty() && receiving_.empty() && requests_.empty() && landing_.empty();
 }
 
+bool StagingPipeline::deviceCopiesPending() const {
+  return !landing_.empty() || std::any_of(copying_.begin(), copying_.end(), [](const Chunk& c) { return !c.copied; });
+}
+
 StepId StagingPipeline::oldestStep() const {
   StepId oldest = kNoStep;
   for (const Message& m : messages_) {

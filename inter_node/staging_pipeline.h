@@ -112,6 +112,9 @@ class StagingPipeline {
   Status drained();
   // Nothing staged is in flight.
   bool idle() const;
+  // A chunk's copy on the device has not been seen to complete (to the host, not yet sent; or to
+  // the device): the device, not MPI, is what the pipeline waits on there.
+  bool deviceCopiesPending() const;
   // The oldest step still in the pipeline (kNoStep when idle), for timeout messages.
   StepId oldestStep() const;
   // Where the pipeline's chunks are, for timeout messages: which stage a stalled run stopped in

@@ -162,7 +162,7 @@ Status NodeTeam::waitForDevice(const NodeOpCall& call, const std::string& what) 
         queried = call.device->query(m, &done);
         return done || !queried.ok();
       },
-      [&] { return what; }));
+      [&] { return call.deviceStallNote != nullptr ? what + call.deviceStallNote : what; }));
   return queried;
 }
 

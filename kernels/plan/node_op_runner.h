@@ -28,6 +28,8 @@ struct NodeOpCall {
   // Device buffers: copies and reductions run on this runtime's compute lane (after the plan's
   // earlier device work, which the executor orders before them); null for host buffers.
   DeviceRuntime* device = nullptr;
+  // Appended to a timeout of a wait for this member's own device work (ExecContext's).
+  const char* deviceStallNote = nullptr;
 
   void* at(const Slice& s) const {
     char* b = bases[static_cast<int>(s.buffer)];

@@ -67,6 +67,13 @@ class DevicePath {
 
 namespace {
 
+// What a timeout adds where the progress thread's own device work did not finish: that work may
+// sit behind the caller's held stream in a hardware queue the two share (README, "Stream order").
+constexpr const char* kHeldStreamNote =
+    " (one possible cause: with more CUDA streams in the process than CUDA_DEVICE_MAX_CONNECTIONS, default 8, the "
+    "caller's held stream may share a hardware queue with the progress thread's and stall it; STRATA_DEVICE_SYNC=1 "
+    "runs device calls on the calling thread)";
+
 // `phases`: the instrumentation the caller had set when it made the call (strata-perf --phases).
 Status runPlan(strataComm* comm, DevicePath& path, const CachedPlan& cached, const void* send, void* recv,
                unsigned long long seq, PhaseTimes* phases) {
@@ -90,6 +97,7 @@ Status runPlan(strataComm* comm, DevicePath& path, const CachedPlan& cached, con
   ctx.device = path.queues.get();
   ctx.deviceAwareMpi = path.awareMpi;
   ctx.staging = path.staging;
+  if (path.async) ctx.deviceStallNote = kHeldStreamNote;
   return path.executor.run(plan, bind, ctx);
 }
 
@@ -320,18 +328,13 @@ Status enqueueOnStream(strataComm* comm, DevicePath& path, std::shared_ptr<Cache
   ProgressThread::Job job;
   job.run = [comm, &path, cached = std::move(cached), send, recv, seq, ready, phases = comm->phaseTimes]() {
     Status s = waitForEvent(ready, comm->wait, "the work queued before it on the caller's stream");
+    // A device wait: the executor names the cause itself where its own device work stalled.
+    if (s.code() == strataTimeout) s = Status(s.code(), s.message() + kHeldStreamNote);
     if (s.ok()) s = runPlan(comm, path, *cached, send, recv, seq, phases);
     if (s.ok()) return s;
     // The executor's errors begin with the call already ("allreduce #3 (ring): step ..."); others get it.
     const std::string call = strformat("%s #%llu", collectiveName(cached->args.coll), seq);
     if (s.message().rfind(call, 0) != 0) s.withContext(call);
-    if (s.code() == strataTimeout) {
-      // The progress thread's device work may sit behind the caller's held stream in a hardware
-      // queue the two share (README, "Stream order"): say so, and how to avoid it.
-      s = Status(s.code(), s.message() + " (one possible cause: with more CUDA streams in the process than "
-                 "CUDA_DEVICE_MAX_CONNECTIONS, default 8, the caller's held stream may share a hardware queue with the "
-                 "progress thread's and stall it; STRATA_DEVICE_SYNC=1 runs device calls on the calling thread)");
-    }
     return s;
   };
   job.finish = [&path, ready]() {

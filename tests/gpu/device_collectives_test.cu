@@ -476,7 +476,8 @@ TEST_F(DeviceCollectives, AbortWithWorkPendingReleasesTheStream) {
 
 // A staged call that rank 0 never joins: every other rank times out (the communicator's bound), and
 // its message says where its staged chunks stopped (StagingPipeline::describe): rank 1, rank 0's
-// neighbour in the ring, waits for chunks from rank 0. Virtual nodes and an MPI that is not
+// neighbour in the ring, waits for chunks from rank 0, and its message does not offer the cause of
+// a stalled device (its device work is done). Virtual nodes and an MPI that is not
 // device-aware, so every message of the flat ring is staged through host slots.
 TEST_F(DeviceCollectives, AStalledStagedCallSaysWhereItsChunksAre) {
   if (testShape() == "0") GTEST_SKIP() << "needs virtual nodes: on the one node MPI discovers nothing is staged";
@@ -512,6 +513,8 @@ TEST_F(DeviceCollectives, AStalledStagedCallSaysWhereItsChunksAre) {
       std::printf("[ stalled ] rank 1: %s\n", error.c_str());
       EXPECT_NE(error.find("receives waiting for chunks from rank 0 tag"), std::string::npos)
           << "rank 1 receives from rank 0 first: " << error;
+      EXPECT_EQ(error.find("CUDA_DEVICE_MAX_CONNECTIONS"), std::string::npos)
+          << "rank 1 waits on MPI, not on its device: the held-stream cause is not its: " << error;
     }
   }
   strataCommAbort(comm);
