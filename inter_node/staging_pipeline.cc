@@ -309,6 +309,15 @@ std::string StagingPipeline::describe() const {
                             "complete, %zu copying to the device; free slots %zu of %d send, %zu of %d receive",
                             sendQueue_.size(), copying_.size(), copied, sending, requestChunk_.size() - sending,
                             landing_.size(), freeSend_.size(), pool_.slots, freeRecv_.size(), pool_.slots);
+  // Each unfinished request's chunk: a send the receiver has already taken (its receive of that
+  // chunk done) tells a lost completion from a chunk that never reached the receiver's matching.
+  if (!requestChunk_.empty()) {
+    s += "; on the wire:";
+    for (const Chunk& c : requestChunk_) {
+      const Message& m = messages_[c.message];
+      s += strformat(" %s rank %d tag %d (chunk %u of %u)", m.send ? "to" : "from", m.peer, m.tag, c.index, m.chunks);
+    }
+  }
   if (!receiving_.empty()) {
     s += "; receives waiting for chunks from";
     for (uint32_t mi : receiving_) {

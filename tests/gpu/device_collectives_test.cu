@@ -477,7 +477,7 @@ TEST_F(DeviceCollectives, AbortWithWorkPendingReleasesTheStream) {
 // A staged call that rank 0 never joins: every other rank times out (the communicator's bound), and
 // its message says where its staged chunks stopped (StagingPipeline::describe): rank 1, rank 0's
 // neighbour in the ring, waits for chunks from rank 0, and its message does not offer the cause of
-// a stalled device (its device work is done). Virtual nodes and an MPI that is not
+// a stalled device (its device work is done); the last rank names its chunk to rank 0 on the wire. Virtual nodes and an MPI that is not
 // device-aware, so every message of the flat ring is staged through host slots.
 TEST_F(DeviceCollectives, AStalledStagedCallSaysWhereItsChunksAre) {
   if (testShape() == "0") GTEST_SKIP() << "needs virtual nodes: on the one node MPI discovers nothing is staged";
@@ -515,6 +515,14 @@ TEST_F(DeviceCollectives, AStalledStagedCallSaysWhereItsChunksAre) {
           << "rank 1 receives from rank 0 first: " << error;
       EXPECT_EQ(error.find("CUDA_DEVICE_MAX_CONNECTIONS"), std::string::npos)
           << "rank 1 waits on MPI, not on its device: the held-stream cause is not its: " << error;
+    }
+    if (me == p - 1) {
+      // Rank 0's other neighbour: its first chunk to rank 0 is never taken (unless its MPI sent the
+      // chunks eagerly, so none is left on the wire), and the message names it.
+      std::printf("[ stalled ] rank %d: %s\n", me, error.c_str());
+      EXPECT_TRUE(error.find("on the wire: to rank 0 tag 0 (chunk 0 of ") != std::string::npos ||
+                  error.find(" 0 chunk(s) sent and not yet taken") != std::string::npos)
+          << "rank " << me << " sends to rank 0 first: " << error;
     }
   }
   strataCommAbort(comm);
