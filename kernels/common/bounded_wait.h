@@ -47,6 +47,7 @@ class Waiter {
       start_ = Clock::now();
       lastCheck_ = start_;
       longestGap_ = 0;
+      expired_ = false;
       yielding_ = policy_.spinSeconds <= 0;
     }
     if ((polls_ & 15) == 0) {
@@ -61,7 +62,13 @@ class Waiter {
       // not looking, and the peers may have waited for it.
       longestGap_ = std::max(longestGap_, std::chrono::duration<double>(now - lastCheck_).count());
       lastCheck_ = now;
-      if (waited > policy_.timeoutSeconds) {
+      // The bound has passed, but the poll before this check may have been made long before it
+      // (the thread away in between): the wait fails only at a check after polls made past the
+      // bound, so what it reports is the state then, not a stale one, and a wait whose condition
+      // came true while its thread was away ends well.
+      if (waited > policy_.timeoutSeconds && !expired_) {
+        expired_ = true;
+      } else if (waited > policy_.timeoutSeconds) {
         std::string away;
         if (longestGap_ >= kReportedGapSeconds) {
           away = strformat(" (this thread went %.1f s between two of its polls: it was blocked or not scheduled)",
@@ -102,6 +109,7 @@ class Waiter {
   WaitPolicy policy_;
   uint64_t polls_ = 0;
   bool yielding_ = false;
+  bool expired_ = false;  // the bound passed at the last check: the next check fails
   Clock::time_point start_{}, lastCheck_{};
   double longestGap_ = 0;  // seconds, between two bound checks of this wait
 };

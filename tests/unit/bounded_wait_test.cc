@@ -30,7 +30,7 @@ TEST(BoundedWait, ANeverDoneWaitTimesOutNamingWhatItWaitedFor) {
 }
 
 // A thread held away from its polls (blocked in a call, or stopped) longer than the bound times out
-// at its next check, and says it was away: its peers' timeouts then point at it.
+// once it has polled again after the bound, and says it was away: its peers' timeouts then point at it.
 TEST(BoundedWait, ATimeoutAfterTheThreadWasAwaySaysSo) {
   WaitPolicy policy;
   policy.timeoutSeconds = 0.5;
@@ -46,6 +46,28 @@ TEST(BoundedWait, ATimeoutAfterTheThreadWasAwaySaysSo) {
   ASSERT_NE(at, std::string::npos) << s.message();
   EXPECT_GE(std::stod(s.message().substr(at + 5)), 1.25) << s.message();
   EXPECT_NE(s.message().find("between two of its polls"), std::string::npos) << s.message();
+}
+
+// A thread away past the bound whose condition came true meanwhile: the check that finds the
+// bound passed is followed by polls before the wait fails, so the wait ends well, and a timeout
+// never reports the state seen before the thread was away.
+TEST(BoundedWait, AConditionThatCameTrueWhileTheThreadWasAwayEndsTheWaitWell) {
+  WaitPolicy policy;
+  policy.timeoutSeconds = 0.2;
+  Waiter w(policy);
+  bool done = false;  // what the wait polls
+  Status s;
+  for (int idles = 1; s.ok() && !done; ++idles) {
+    // The poll found nothing. Before the 16th idle(), the one that checks the bound, the thread is
+    // away past the bound, and the condition comes true meanwhile (a peer's message arrived).
+    if (idles == 16) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(400));
+      done = true;
+    }
+    s = w.idle([] { return std::string("a peer"); });
+  }
+  EXPECT_TRUE(s.ok()) << "timed out on the state seen before it was away: " << s.message();
+  EXPECT_TRUE(done);
 }
 
 TEST(BoundedWait, ProgressRestartsTheBound) {
