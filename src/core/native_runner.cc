@@ -178,10 +178,15 @@ Status runNative(strataComm* comm, const CollectiveArgs& a, const void* send, vo
       STRATA_CHECK_MPI(PMPI_Scan(a.inPlace ? MPI_IN_PLACE : send, recv, n, t, op, c));
       break;
     case Collective::kExscan: {
-      // MPI leaves rank 0's receive buffer undefined; Strata promises it untouched.
+      // MPI leaves rank 0's receive buffer undefined; Strata promises it untouched. Rank 0 may pass
+      // none (it receives nothing), and its in-place call (recv == send, which a.inPlace does not
+      // mark on rank 0) is MPI_IN_PLACE to MPI: aliased buffers are erroneous there.
       std::vector<char> keep;
-      if (comm->rank == 0) keep.assign(static_cast<char*>(recv), static_cast<char*>(recv) + a.count * es);
-      STRATA_CHECK_MPI(PMPI_Exscan(a.inPlace ? MPI_IN_PLACE : send, recv, n, t, op, c));
+      if (comm->rank == 0 && recv != nullptr) {
+        keep.assign(static_cast<char*>(recv), static_cast<char*>(recv) + a.count * es);
+      }
+      const bool inPlace = a.inPlace || (recv != nullptr && recv == send);
+      STRATA_CHECK_MPI(PMPI_Exscan(inPlace ? MPI_IN_PLACE : send, recv, n, t, op, c));
       if (comm->rank == 0 && !keep.empty()) std::memcpy(recv, keep.data(), keep.size());
       break;
     }

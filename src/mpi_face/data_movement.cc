@@ -26,7 +26,7 @@ int MPI_Bcast(void* buf, int count, MPI_Datatype type, int root, MPI_Comm comm) 
   strataComm_t sc = movement(c, comm);
   if (sc == nullptr || !rootInRange(c, comm, root)) return PMPI_Bcast(buf, count, type, root, comm);
   PackedBlocks b;
-  if (count < 0 || !b.describe(buf, 1, count, type)) {
+  if (count < 0 || buf == MPI_IN_PLACE || !b.describe(buf, 1, count, type)) {
     countPassed(c, kInvalidArguments);
     return PMPI_Bcast(buf, count, type, root, comm);
   }
@@ -46,7 +46,7 @@ int MPI_Allgather(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, 
   const int p = sizeOf(comm), me = rankOf(comm);
   const bool inPlace = sbuf == MPI_IN_PLACE;
   PackedBlocks recv, send;
-  const bool ok = rcount >= 0 && recv.describe(rbuf, static_cast<size_t>(p), rcount, rtype) &&
+  const bool ok = rcount >= 0 && rbuf != MPI_IN_PLACE && recv.describe(rbuf, static_cast<size_t>(p), rcount, rtype) &&
                   (inPlace || (scount >= 0 && send.describe(sbuf, 1, scount, stype) && send.bytes(0) == recv.bytes(0)));
   if (!ok) {
     countPassed(c, kInvalidArguments);
@@ -69,7 +69,7 @@ int MPI_Allgatherv(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf,
   const bool inPlace = sbuf == MPI_IN_PLACE;
   std::vector<int64_t> counts, offsets;
   PackedBlocks recv, send;
-  const bool ok = widened(rcounts, p, true, &counts) && widened(displs, p, false, &offsets) &&
+  const bool ok = rbuf != MPI_IN_PLACE && widened(rcounts, p, true, &counts) && widened(displs, p, false, &offsets) &&
                   recv.describe(rbuf, std::move(counts), std::move(offsets), rtype) &&
                   (inPlace || (scount >= 0 && send.describe(sbuf, 1, scount, stype) &&
                                send.bytes(0) == recv.bytes(static_cast<size_t>(me))));
@@ -96,7 +96,7 @@ int MPI_Alltoall(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, i
   const int p = sizeOf(comm);
   const bool inPlace = sbuf == MPI_IN_PLACE;
   PackedBlocks recv, send;
-  const bool ok = rcount >= 0 && recv.describe(rbuf, static_cast<size_t>(p), rcount, rtype) &&
+  const bool ok = rcount >= 0 && rbuf != MPI_IN_PLACE && recv.describe(rbuf, static_cast<size_t>(p), rcount, rtype) &&
                   (inPlace || (scount >= 0 && send.describe(sbuf, static_cast<size_t>(p), scount, stype) &&
                                send.bytes(0) == recv.bytes(0)));
   if (!ok) {
@@ -120,7 +120,7 @@ int MPI_Alltoallv(const void* sbuf, const int scounts[], const int sdispls[], MP
   const bool inPlace = sbuf == MPI_IN_PLACE;
   std::vector<int64_t> rc64, rd64, sc64, sd64;
   PackedBlocks recv, send;
-  const bool ok = widened(rcounts, p, true, &rc64) && widened(rdispls, p, false, &rd64) &&
+  const bool ok = rbuf != MPI_IN_PLACE && widened(rcounts, p, true, &rc64) && widened(rdispls, p, false, &rd64) &&
                   recv.describe(rbuf, std::move(rc64), std::move(rd64), rtype) &&
                   (inPlace || (widened(scounts, p, true, &sc64) && widened(sdispls, p, false, &sd64) &&
                                send.describe(sbuf, std::move(sc64), std::move(sd64), stype)));
@@ -147,8 +147,9 @@ int MPI_Gather(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, int
   const bool isRoot = rankOf(comm) == root;
   const bool inPlace = isRoot && sbuf == MPI_IN_PLACE;
   PackedBlocks recv, send;
-  bool ok = !isRoot || (rcount >= 0 && recv.describe(rbuf, static_cast<size_t>(p), rcount, rtype));
-  ok = ok && (inPlace || (scount >= 0 && send.describe(sbuf, 1, scount, stype) &&
+  // MPI_IN_PLACE is the root's send buffer only (MPI-3.1 5.5); elsewhere MPI reports it.
+  bool ok = !isRoot || (rcount >= 0 && rbuf != MPI_IN_PLACE && recv.describe(rbuf, static_cast<size_t>(p), rcount, rtype));
+  ok = ok && (inPlace || (scount >= 0 && sbuf != MPI_IN_PLACE && send.describe(sbuf, 1, scount, stype) &&
                           (!isRoot || send.bytes(0) == recv.bytes(0))));
   if (!ok) {
     countPassed(c, kInvalidArguments);
@@ -178,9 +179,9 @@ int MPI_Gatherv(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, co
   const size_t r = static_cast<size_t>(root);
   std::vector<int64_t> counts, offsets;
   PackedBlocks recv, send;
-  bool ok = !isRoot || (widened(rcounts, p, true, &counts) && widened(displs, p, false, &offsets) &&
+  bool ok = !isRoot || (rbuf != MPI_IN_PLACE && widened(rcounts, p, true, &counts) && widened(displs, p, false, &offsets) &&
                         recv.describe(rbuf, std::move(counts), std::move(offsets), rtype));
-  ok = ok && (inPlace || (scount >= 0 && send.describe(sbuf, 1, scount, stype) &&
+  ok = ok && (inPlace || (scount >= 0 && sbuf != MPI_IN_PLACE && send.describe(sbuf, 1, scount, stype) &&
                           (!isRoot || send.bytes(0) == recv.bytes(r))));
   if (!ok) {
     countPassed(c, kInvalidArguments);
@@ -207,8 +208,9 @@ int MPI_Scatter(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, in
   const bool isRoot = rankOf(comm) == root;
   const bool inPlace = isRoot && rbuf == MPI_IN_PLACE;
   PackedBlocks send, recv;
-  bool ok = !isRoot || (scount >= 0 && send.describe(sbuf, static_cast<size_t>(p), scount, stype));
-  ok = ok && (inPlace || (rcount >= 0 && recv.describe(rbuf, 1, rcount, rtype) &&
+  // MPI_IN_PLACE is the root's receive buffer only (MPI-3.1 5.6); elsewhere MPI reports it.
+  bool ok = !isRoot || (scount >= 0 && sbuf != MPI_IN_PLACE && send.describe(sbuf, static_cast<size_t>(p), scount, stype));
+  ok = ok && (inPlace || (rcount >= 0 && rbuf != MPI_IN_PLACE && recv.describe(rbuf, 1, rcount, rtype) &&
                           (!isRoot || recv.bytes(0) == send.bytes(0))));
   if (!ok) {
     countPassed(c, kInvalidArguments);
@@ -237,9 +239,9 @@ int MPI_Scatterv(const void* sbuf, const int scounts[], const int displs[], MPI_
   const size_t r = static_cast<size_t>(root);
   std::vector<int64_t> counts, offsets;
   PackedBlocks send, recv;
-  bool ok = !isRoot || (widened(scounts, p, true, &counts) && widened(displs, p, false, &offsets) &&
+  bool ok = !isRoot || (sbuf != MPI_IN_PLACE && widened(scounts, p, true, &counts) && widened(displs, p, false, &offsets) &&
                         send.describe(sbuf, std::move(counts), std::move(offsets), stype));
-  ok = ok && (inPlace || (rcount >= 0 && recv.describe(rbuf, 1, rcount, rtype) &&
+  ok = ok && (inPlace || (rcount >= 0 && rbuf != MPI_IN_PLACE && recv.describe(rbuf, 1, rcount, rtype) &&
                           (!isRoot || recv.bytes(0) == send.bytes(r))));
   if (!ok) {
     countPassed(c, kInvalidArguments);

@@ -192,17 +192,26 @@ void countPassed(Call c, const char* why) {
   ++k.passed[why];
 }
 
+bool onDevice(const void* p) {
+#ifdef STRATA_HAVE_CUDA
+  cudaPointerAttributes attr{};
+  if (p == nullptr || cudaPointerGetAttributes(&attr, p) != cudaSuccess) {
+    cudaGetLastError();  // a host pointer unknown to CUDA, or no usable device: not an error to keep
+    return false;
+  }
+  return attr.type == cudaMemoryTypeDevice || attr.type == cudaMemoryTypeManaged;
+#else
+  (void)p;
+  return false;
+#endif
+}
+
 int finishServed(Call c, MPI_Comm comm, strataComm_t sc, strataResult_t rc, const void* probe) {
 #ifdef STRATA_HAVE_CUDA
   // Device (or managed) buffers: the call was queued on the legacy default stream; MPI returns with
   // the result in place.
-  if (rc == strataSuccess && probe != nullptr) {
-    cudaPointerAttributes attr{};
-    if (cudaPointerGetAttributes(&attr, probe) != cudaSuccess) {
-      cudaGetLastError();
-    } else if (attr.type == cudaMemoryTypeDevice || attr.type == cudaMemoryTypeManaged) {
-      if (cudaStreamSynchronize(nullptr) != cudaSuccess) rc = strataUnhandledCudaError;
-    }
+  if (rc == strataSuccess && onDevice(probe) && cudaStreamSynchronize(nullptr) != cudaSuccess) {
+    rc = strataUnhandledCudaError;
   }
 #else
   (void)probe;

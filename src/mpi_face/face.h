@@ -50,6 +50,11 @@ bool mayServe(Call c, MPI_Comm comm, const char** why);
 // `comm`). Null when it could not be created (`why` says why; the call then goes to MPI).
 strataComm_t strataCommOf(MPI_Comm comm, const char** why);
 
+// Whether `p` is device or managed memory, as Strata classifies a buffer (src/core/memory_space.h):
+// such a call runs on Strata's device path, so the face's scratch, staging and result copies for it
+// are device memory too. False for host memory, null, and in a build without CUDA.
+bool onDevice(const void* p);
+
 // Counts the call as passed to the MPI library for `why` (a string literal).
 void countPassed(Call c, const char* why);
 // Counts the call as served, waits for a device result, and turns a Strata error into what the

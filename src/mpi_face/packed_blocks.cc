@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <climits>
 
+#include "src/mpi_face/face.h"
 #include "src/mpi_face/mpi_types.h"
 
 #ifdef STRATA_HAVE_CUDA
@@ -10,24 +11,6 @@
 #endif
 
 namespace strata::mpi_face {
-
-namespace {
-
-bool isDeviceMemory(const void* p) {
-#ifdef STRATA_HAVE_CUDA
-  cudaPointerAttributes attr{};
-  if (p == nullptr || cudaPointerGetAttributes(&attr, p) != cudaSuccess) {
-    cudaGetLastError();  // a host pointer unknown to CUDA is not an error to keep
-    return false;
-  }
-  return attr.type == cudaMemoryTypeDevice;  // managed memory is reachable from the host: packed in place
-#else
-  (void)p;
-  return false;
-#endif
-}
-
-}  // namespace
 
 PackedBlocks::~PackedBlocks() {
 #ifdef STRATA_HAVE_CUDA
@@ -99,7 +82,7 @@ bool PackedBlocks::stage(const Layout& l) {
     if (bytes(i) > static_cast<size_t>(INT_MAX)) return fail("a block of a non-contiguous datatype over 2 GiB");
     total += bytes(i);
   }
-  device_ = isDeviceMemory(base_);
+  device_ = onDevice(base_);  // managed memory too: staged as Strata will read it, on the device
   hostPacked_.resize(std::max<size_t>(total, 1));
   if (!device_) {
     data_ = hostPacked_.data();

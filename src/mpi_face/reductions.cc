@@ -27,13 +27,17 @@ int elementwise(Call c, StrataElementwise strata, MpiElementwise pmpi, const voi
   strataDataType_t t;
   strataRedOp_t o;
   strataComm_t sc = reduction(c, comm, type, op, &t, &o);
-  if (sc == nullptr || count < 0) {
+  if (sc == nullptr || count < 0 || rbuf == MPI_IN_PLACE) {
     if (sc != nullptr) countPassed(c, kInvalidArguments);
     return pmpi(sbuf, rbuf, count, type, op, comm);
   }
   Guard guard;
   const void* send = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
-  return finishServed(c, comm, sc, strata(send, rbuf, static_cast<size_t>(count), t, o, sc, nullptr), rbuf);
+  // Exscan's receive buffer is not significant on rank 0 (MPI-3.1 5.11.2): unless it holds the
+  // input (MPI_IN_PLACE), it may be null or shorter than count, and Strata gets none.
+  void* recv = c == Call::kExscan && sbuf != MPI_IN_PLACE && rankOf(comm) == 0 ? nullptr : rbuf;
+  return finishServed(c, comm, sc, strata(send, recv, static_cast<size_t>(count), t, o, sc, nullptr),
+                      recv != nullptr ? recv : send);
 }
 
 // `bytes` of scratch in the memory space of `like` (host or device).
@@ -41,9 +45,8 @@ class ScratchLike {
  public:
   ScratchLike(const void* like, size_t bytes) {
 #ifdef STRATA_HAVE_CUDA
-    cudaPointerAttributes attr{};
     // Even when empty: the call's buffers must all be in one memory space.
-    if (cudaPointerGetAttributes(&attr, like) == cudaSuccess && attr.type == cudaMemoryTypeDevice) {
+    if (onDevice(like)) {
       if (cudaMalloc(&device_, bytes == 0 ? 1 : bytes) != cudaSuccess) {
         cudaGetLastError();
         device_ = nullptr;
@@ -51,7 +54,6 @@ class ScratchLike {
       }
       return;
     }
-    cudaGetLastError();
 #else
     (void)like;
 #endif
@@ -77,11 +79,9 @@ class ScratchLike {
 bool copyBytes(void* dst, const void* src, size_t bytes) {
   if (bytes == 0) return true;
 #ifdef STRATA_HAVE_CUDA
-  cudaPointerAttributes attr{};
-  if (cudaPointerGetAttributes(&attr, dst) == cudaSuccess && attr.type == cudaMemoryTypeDevice) {
-    return cudaMemcpy(dst, src, bytes, cudaMemcpyDeviceToDevice) == cudaSuccess && cudaDeviceSynchronize() == cudaSuccess;
+  if (onDevice(dst)) {
+    return cudaMemcpy(dst, src, bytes, cudaMemcpyDefault) == cudaSuccess && cudaDeviceSynchronize() == cudaSuccess;
   }
-  cudaGetLastError();
 #endif
   std::memcpy(dst, src, bytes);
   return true;
@@ -125,13 +125,15 @@ int MPI_Reduce(const void* sbuf, void* rbuf, int count, MPI_Datatype type, MPI_O
   strataRedOp_t o;
   const Call c = Call::kReduce;
   strataComm_t sc = reduction(c, comm, type, op, &t, &o);
-  if (sc == nullptr || !rootInRange(c, comm, root) || count < 0) {
-    if (sc != nullptr && count < 0) countPassed(c, kInvalidArguments);
+  if (sc == nullptr || !rootInRange(c, comm, root)) return PMPI_Reduce(sbuf, rbuf, count, type, op, root, comm);
+  const bool isRoot = rankOf(comm) == root;
+  // MPI_IN_PLACE is the root's send buffer only (MPI-3.1 5.9.1); elsewhere MPI reports it.
+  if (count < 0 || (sbuf == MPI_IN_PLACE && !isRoot) || (rbuf == MPI_IN_PLACE && isRoot)) {
+    countPassed(c, kInvalidArguments);
     return PMPI_Reduce(sbuf, rbuf, count, type, op, root, comm);
   }
   Guard guard;
-  const bool isRoot = rankOf(comm) == root;
-  const void* send = sbuf == MPI_IN_PLACE ? rbuf : sbuf;  // MPI_IN_PLACE: the root's only
+  const void* send = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
   void* recv = isRoot ? rbuf : nullptr;
   return finishServed(c, comm, sc, strataReduce(send, recv, static_cast<size_t>(count), t, o, root, sc, nullptr), send);
 }
@@ -143,7 +145,7 @@ int MPI_Reduce_scatter_block(const void* sbuf, void* rbuf, int count, MPI_Dataty
   strataRedOp_t o;
   const Call c = Call::kReduceScatterBlock;
   strataComm_t sc = reduction(c, comm, type, op, &t, &o);
-  if (sc == nullptr || count < 0) {
+  if (sc == nullptr || count < 0 || rbuf == MPI_IN_PLACE) {
     if (sc != nullptr) countPassed(c, kInvalidArguments);
     return PMPI_Reduce_scatter_block(sbuf, rbuf, count, type, op, comm);
   }
@@ -163,7 +165,7 @@ int MPI_Reduce_scatter(const void* sbuf, void* rbuf, const int rcounts[], MPI_Da
   strataComm_t sc = reduction(c, comm, type, op, &t, &o);
   const int p = sc == nullptr ? 0 : sizeOf(comm);
   std::vector<int64_t> counts;
-  if (sc == nullptr || !widened(rcounts, p, true, &counts)) {
+  if (sc == nullptr || !widened(rcounts, p, true, &counts) || rbuf == MPI_IN_PLACE) {
     if (sc != nullptr) countPassed(c, kInvalidArguments);
     return PMPI_Reduce_scatter(sbuf, rbuf, rcounts, type, op, comm);
   }

@@ -458,6 +458,50 @@ TEST(FloatTolerance, AllReduceOfRandomValues) {
   EXPECT_TRUE(allRanksOk(ok));
 }
 
+// Exscan's rank 0 receives nothing (MPI-3.1 5.11.2: its receive buffer is not significant), so it
+// may pass none, and its in-place call leaves its buffer as it was: on every exscan algorithm and
+// the MPI library's own ("native", host buffers), every node shape of this rank count.
+TEST(Exscan, RankZeroMayPassNoReceiveBuffer) {
+  const int p = worldSize(), me = worldRank();
+  if (testOnDevice()) GTEST_SKIP() << "host buffers: the native collective serves those only";
+  std::vector<std::string> algos = algorithmNames(Collective::kExscan);
+  algos.push_back("native");
+  bool ok = true;
+  for (const std::string& shape : shapesFor(p)) {
+    for (const std::string& algo : algos) {
+      strataComm_t comm = commFor(shape, "exscan=" + algo);
+      if (comm == nullptr) continue;
+      const size_t n = 13;
+      std::vector<int32_t> send(n), recv(n, -7), want(n, 0);
+      for (size_t i = 0; i < n; ++i) send[i] = static_cast<int32_t>(me * 5 + i);
+      for (int r = 0; r < me; ++r) {
+        for (size_t i = 0; i < n; ++i) want[i] += static_cast<int32_t>(r * 5 + i);
+      }
+      const std::string where = "exscan=" + algo + " shape=" + shape + " rank " + std::to_string(me);
+      strataResult_t rc = strataExscan(send.data(), me == 0 ? nullptr : recv.data(), n, strataInt32, strataSum, comm, nullptr);
+      if (rc != strataSuccess) {
+        // A shape the algorithm cannot serve is refused alike on every rank; anything else fails.
+        ok = ok && rc == strataInvalidUsage;
+        if (rc != strataInvalidUsage) ADD_FAILURE() << where << ": " << strataGetLastError(comm);
+        continue;
+      }
+      if (me > 0 && recv != want) {
+        ok = false;
+        ADD_FAILURE() << where << ": wrong prefix with rank 0 passing no receive buffer";
+      }
+      // In place: rank 0's buffer is its input and stays as it was.
+      std::vector<int32_t> buf(send);
+      rc = strataExscan(buf.data(), buf.data(), n, strataInt32, strataSum, comm, nullptr);
+      const bool right = rc == strataSuccess && (me == 0 ? buf == send : buf == want);
+      if (!right) {
+        ok = false;
+        ADD_FAILURE() << where << " in place: " << (rc == strataSuccess ? "wrong result" : strataGetLastError(comm));
+      }
+    }
+  }
+  EXPECT_TRUE(allRanksOk(ok));
+}
+
 // A barrier's one promise: no rank leaves it before every rank has entered it. The ranks arrive
 // staggered (rank r sleeps r x 30 ms), each notes when it entered and left on the host's monotonic
 // clock (every rank of these tests runs on one host), and every departure must come after the

@@ -1,7 +1,8 @@
 /* Every collective the MPI face intercepts, called as an ordinary MPI program calls it: in place
  * and not, on MPI_COMM_WORLD, a duplicate and a split, with int, unsigned, long long, float and
  * double elements, contiguous derived types, and the cases that must go to the MPI library
- * (16-bit integers, a user-defined op, logical ops, a root out of range), ranks passing different
+ * (16-bit integers, a user-defined op, logical ops, a root out of range, MPI_IN_PLACE where MPI
+ * forbids it), ranks passing different
  * datatypes of one type signature (strided, permuted) and negative displacements. Built with
  * -DFACE_TEST_DEVICE, it also runs the collectives on device buffers. Each result is checked
  * against values computed here, rank by rank. Run with and without the face preloaded: the same
@@ -82,6 +83,15 @@ static void reductions(MPI_Comm comm, int n) {
       long long want = 0;
       for (int r = 0; r < me; ++r) want += value(r, i);
       CHECK(out[i] == want, "exscan in place n=%d i=%d", n, i);
+    }
+  }
+  /* Rank 0's receive buffer is not significant in an exscan: it may pass none. */
+  MPI_Exscan(in, me == 0 ? NULL : out, n, MPI_INT, MPI_SUM, comm);
+  if (me > 0) {
+    for (int i = 0; i < n; ++i) {
+      long long want = 0;
+      for (int r = 0; r < me; ++r) want += value(r, i);
+      CHECK(out[i] == want, "exscan with no receive buffer on rank 0 n=%d i=%d", n, i);
     }
   }
   unsigned long long up = (unsigned long long)(me % 3 + 1), uprod = 0;
@@ -372,6 +382,34 @@ static void mixedLayouts(MPI_Comm comm) {
   MPI_Type_free(&swapped);
 }
 
+/* MPI_IN_PLACE where MPI does not allow it (MPI-3.1 5.5, 5.6, 5.9): erroneous, and MPI's to report,
+ * so with MPI_ERRORS_RETURN every rank gets an error code (each rank here misuses it, so none
+ * waits for another). The face must not take the marker for a buffer. */
+static void inPlaceWhereMpiForbidsIt(MPI_Comm comm) {
+  int p, me;
+  MPI_Comm_size(comm, &p);
+  MPI_Comm_rank(comm, &me);
+  MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+  int* a = calloc((size_t)p + 1, sizeof(int));
+  int* b = calloc((size_t)p + 1, sizeof(int));
+  const int root = p - 1, isRoot = me == root;
+  /* Open MPI 4.1 reports this one through MPI_COMM_WORLD's handler, whatever the communicator. */
+  if (comm == MPI_COMM_WORLD) {
+    CHECK(MPI_Allreduce(a, MPI_IN_PLACE, 1, MPI_INT, MPI_SUM, comm) != MPI_SUCCESS, "allreduce into MPI_IN_PLACE");
+  }
+  CHECK(MPI_Reduce(isRoot ? a : MPI_IN_PLACE, isRoot ? MPI_IN_PLACE : b, 1, MPI_INT, MPI_SUM, root, comm) != MPI_SUCCESS,
+        "reduce with MPI_IN_PLACE off the root's send buffer");
+  CHECK(MPI_Gather(isRoot ? a : MPI_IN_PLACE, 1, MPI_INT, isRoot ? MPI_IN_PLACE : b, 1, MPI_INT, root, comm) != MPI_SUCCESS,
+        "gather with MPI_IN_PLACE off the root's send buffer");
+  CHECK(MPI_Scatter(isRoot ? MPI_IN_PLACE : a, 1, MPI_INT, isRoot ? b : MPI_IN_PLACE, 1, MPI_INT, root, comm) != MPI_SUCCESS,
+        "scatter with MPI_IN_PLACE off the root's receive buffer");
+  CHECK(MPI_Allgather(a, 1, MPI_INT, MPI_IN_PLACE, 1, MPI_INT, comm) != MPI_SUCCESS, "allgather into MPI_IN_PLACE");
+  CHECK(MPI_Reduce_scatter_block(a, MPI_IN_PLACE, 1, MPI_INT, MPI_SUM, comm) != MPI_SUCCESS,
+        "reduce_scatter_block into MPI_IN_PLACE");
+  free(a), free(b);
+  MPI_Comm_set_errhandler(comm, MPI_ERRORS_ARE_FATAL);
+}
+
 /* A root out of range is MPI's to report: with MPI_ERRORS_RETURN, every rank gets an error code. */
 static void rootOutOfRange(MPI_Comm comm) {
   int p;
@@ -505,6 +543,7 @@ int main(int argc, char** argv) {
     passedThrough(comms[c]);
     mixedLayouts(comms[c]);
     rootOutOfRange(comms[c]);
+    inPlaceWhereMpiForbidsIt(comms[c]);
 #ifdef FACE_TEST_DEVICE
     for (size_t k = 0; k < sizeof counts / sizeof counts[0]; ++k) deviceBuffers(comms[c], counts[k]);
 #endif
