@@ -177,8 +177,27 @@ Status createComm(MPI_Comm mpiComm, const strataConfig_t* userConfig, strataComm
   STRATA_CHECK_MPI(MPI_Comm_test_inter(mpiComm, &isInter));
   STRATA_REQUIRE(!isInter, strataInvalidArgument, "mpiComm is an intercommunicator");
 
+  // What may fail on one rank alone (its environment, its cost file, a node shape that does not fit
+  // its communicator) is found before any collective, and every rank learns whether every rank
+  // succeeded: a rank that failed and left while its peers went on into the collectives below would
+  // leave them waiting there, unbounded (the MPI face, which then passes the communicator's calls
+  // to MPI on every rank, would hang in its first one).
+  int rank = 0, size = 0;
+  STRATA_CHECK_MPI(MPI_Comm_rank(mpiComm, &rank));
+  STRATA_CHECK_MPI(MPI_Comm_size(mpiComm, &size));
   Config config;
-  STRATA_CHECK(resolveConfig(userConfig, &config));
+  CostParams costs = defaultCostParams();
+  Topology shaped;
+  Status local = resolveConfig(userConfig, &config);
+  if (local.ok() && !config.topoFile.empty()) local = loadCostParams(config.topoFile, &costs);
+  if (local.ok() && !config.nodeShape.empty()) local = Topology::fromShape(config.nodeShape, size, rank, &shaped);
+  const int mine = local.ok() ? 1 : 0;
+  int all = 0;
+  STRATA_CHECK_MPI(MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, mpiComm));
+  STRATA_CHECK(local);
+  STRATA_REQUIRE(all == 1, strataRemoteError,
+                 "another rank could not create the communicator (its configuration, cost file or node shape; its "
+                 "own error says which), so no rank did");
 
   auto c = std::make_unique<strataComm>();
   c->config = config;
@@ -203,13 +222,12 @@ Status createComm(MPI_Comm mpiComm, const strataConfig_t* userConfig, strataComm
                       if (config.nodeShape.empty()) {
                         STRATA_CHECK(discoverTopology(c->comm, c->rank, c->size, &c->topology));
                       } else {
-                        STRATA_CHECK(Topology::fromShape(config.nodeShape, c->size, c->rank, &c->topology));
+                        c->topology = shaped;
                       }
                       const Topology& t = c->topology;
                       STRATA_CHECK_MPI(MPI_Comm_split(c->comm, t.myNode(), c->rank, &c->nodeComm));
                       STRATA_CHECK_MPI(MPI_Comm_split(c->comm, t.myLocalRank(), t.myNode(), &c->laneComm));
-                      c->costs = defaultCostParams();
-                      if (!config.topoFile.empty()) STRATA_CHECK(loadCostParams(config.topoFile, &c->costs));
+                      c->costs = costs;
                       c->deviceCosts = deviceCostParams(c->costs);
                       // Every wait's policy: the timeout, a spin for how busy this host's cores are
                       // (kernels/common/bounded_wait.h), the abort flag.

@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <thread>
@@ -101,6 +102,37 @@ TEST_F(Negative, BadConfig) {
   EXPECT_EQ(strataCommInitMpi(&c, MPI_COMM_WORLD, &config), strataInvalidArgument);
   EXPECT_TRUE(contains(strataGetLastError(nullptr), "ranksPerNode")) << strataGetLastError(nullptr);
   EXPECT_EQ(c, nullptr);
+}
+
+// One rank's cost file cannot be read (a relative path on a node whose working directory lacks
+// it): every rank's strataCommInitMpi fails, at once, instead of the others going on into the
+// collectives that create the communicator and waiting there for the rank that left. Then a node
+// shape that does not fit the communicator on the last rank only.
+TEST_F(Negative, AConfigurationOnlyOneRankCannotUseFailsEveryRank) {
+  const int me = worldRank(), last = worldSize() - 1;
+  strataComm_t c = nullptr;
+  if (me == 0) setenv("STRATA_TOPO_FILE", "/nonexistent/strata-costs.txt", 1);
+  const auto start = std::chrono::steady_clock::now();
+  const strataResult_t rc = strataCommInitMpi(&c, MPI_COMM_WORLD, nullptr);
+  unsetenv("STRATA_TOPO_FILE");
+  EXPECT_EQ(c, nullptr);
+  if (me == 0) {
+    EXPECT_NE(rc, strataSuccess);
+    EXPECT_TRUE(contains(strataGetLastError(nullptr), "/nonexistent/strata-costs.txt")) << strataGetLastError(nullptr);
+  } else {
+    EXPECT_EQ(rc, strataRemoteError) << strataGetLastError(nullptr);
+    EXPECT_TRUE(contains(strataGetLastError(nullptr), "another rank could not create the communicator"))
+        << strataGetLastError(nullptr);
+  }
+  // Node sizes adding up to one rank more than there are, on the last rank only.
+  if (me == last) setenv("STRATA_RANKS_PER_NODE", ("1," + std::to_string(worldSize())).c_str(), 1);
+  const strataResult_t shaped = strataCommInitMpi(&c, MPI_COMM_WORLD, nullptr);
+  unsetenv("STRATA_RANKS_PER_NODE");
+  EXPECT_EQ(c, nullptr);
+  EXPECT_EQ(shaped, me == last ? strataInvalidArgument : strataRemoteError) << strataGetLastError(nullptr);
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 30.0);
+  // The communicator still works for everyone: the failed creations left no collective behind.
+  MPI_Barrier(MPI_COMM_WORLD);
 }
 
 TEST_F(Negative, UnknownForcedAlgorithmSaysWhatExists) {
