@@ -250,6 +250,35 @@ TEST(CudaSim, PointerAttributes) {
   cudaFree(d);
 }
 
+// Managed memory: host code writes it, kernels read and write it, copies of any direction name it,
+// its attributes say managed, it cannot be exported through CUDA IPC, and cudaFree frees it.
+TEST(CudaSim, ManagedMemoryIsReachedFromHostKernelsAndCopies) {
+  const size_t n = 4099;
+  int* m = nullptr;
+  ASSERT_EQ(cudaMallocManaged(&m, n * sizeof(int), cudaMemAttachGlobal), cudaSuccess);
+  for (size_t i = 0; i < n; ++i) m[i] = static_cast<int>(i);
+  cudaPointerAttributes a{};
+  ASSERT_EQ(cudaPointerGetAttributes(&a, m + 5), cudaSuccess);
+  EXPECT_EQ(a.type, cudaMemoryTypeManaged);
+  int* d = nullptr;
+  ASSERT_EQ(cudaMalloc(&d, n * sizeof(int)), cudaSuccess);
+  // Device-to-device and host-to-host kinds both name it (the driver resolves where its pages are).
+  ASSERT_EQ(cudaMemcpy(d, m, n * sizeof(int), cudaMemcpyDeviceToDevice), cudaSuccess);
+  ASSERT_EQ(launch(readKernel, 1, 1, nullptr, static_cast<const int*>(d + 7), m), cudaSuccess);  // a kernel writes it
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  EXPECT_EQ(m[0], 7);
+  int host[4] = {0, 0, 0, 0};
+  ASSERT_EQ(cudaMemcpy(host, m + 1, sizeof host, cudaMemcpyHostToHost), cudaSuccess);
+  EXPECT_EQ(host[3], 4);
+  cudaIpcMemHandle_t handle;
+  EXPECT_EQ(cudaIpcGetMemHandle(&handle, m), cudaErrorInvalidValue) << "managed memory has no IPC handle";
+  cudaGetLastError();
+  EXPECT_EQ(cudaFreeHost(m), cudaErrorInvalidValue) << "not pinned host memory";
+  cudaGetLastError();
+  EXPECT_EQ(cudaFree(m), cudaSuccess);
+  EXPECT_EQ(cudaFree(d), cudaSuccess);
+}
+
 // ---- Faults and broken rules (each in a child: they are sticky) -------------------------------------
 TEST(CudaSimDeathTest, OutOfBoundsReadIsAStickyIllegalAddress) {
   useThreadsafeDeathTests();

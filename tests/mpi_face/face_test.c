@@ -514,6 +514,31 @@ static void deviceBuffers(MPI_Comm comm, int n) {
   for (int i = 0; i < n; ++i) CHECK(g[i] == me * 1000 + i, "device scatter n=%d i=%d", n, i);
   cudaFree(d);
   cudaFree(e);
+  /* Managed memory is device memory to the face as to Strata: an in-place reduce-scatter (its
+   * result through the face's scratch) and a bcast into a strided type (packed), read by the host. */
+  if (n > 0) {
+    int* m = NULL;
+    CUDA_OK(cudaMallocManaged((void**)&m, sizeof(int) * room, cudaMemAttachGlobal));
+    for (size_t i = 0; i < all; ++i) m[i] = (int)value(me, (int)i);
+    MPI_Reduce_scatter_block(MPI_IN_PLACE, m, n, MPI_INT, MPI_SUM, comm);
+    for (int i = 0; i < n; ++i) {
+      long long want = 0;
+      for (int r = 0; r < p; ++r) want += value(r, me * n + i);
+      CHECK(m[i] == want, "managed reduce_scatter_block in place n=%d i=%d", n, i);
+    }
+    for (size_t i = (size_t)n; i < all; ++i) CHECK(m[i] == (int)value(me, (int)i), "managed reduce_scatter_block: input %zu changed", i);
+    MPI_Datatype strided;
+    MPI_Type_vector(n, 1, 2, MPI_INT, &strided);
+    MPI_Type_commit(&strided);
+    for (int i = 0; i < 2 * n; ++i) m[i] = me == root ? (int)value(root, i) : -1;
+    MPI_Bcast(m, 1, strided, root, comm);
+    MPI_Type_free(&strided);
+    for (int i = 0; i < n; ++i) {
+      CHECK(m[2 * i] == value(root, 2 * i) && m[2 * i + 1] == (me == root ? (int)value(root, 2 * i + 1) : -1),
+            "managed strided bcast n=%d i=%d", n, i);
+    }
+    cudaFree(m);
+  }
   free(h);
   free(g);
 }

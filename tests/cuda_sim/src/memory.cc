@@ -98,6 +98,7 @@ const char* kindName(AllocKind k) {
     case AllocKind::kIpcImport: return "device memory opened through CUDA IPC";
     case AllocKind::kPinnedHost: return "pinned host memory";
     case AllocKind::kRegisteredHost: return "registered host memory";
+    case AllocKind::kManaged: return "managed memory";
   }
   return "?";
 }
@@ -151,6 +152,13 @@ cudaError_t allocateDevice(void** p, size_t bytes) {
 cudaError_t freeDevice(void* p) {
   if (p == nullptr) return cudaSuccess;
   Allocation a;
+  if (findAllocation(p, &a) && a.kind == AllocKind::kManaged && a.base == reinterpret_cast<uintptr_t>(p)) {
+    // cudaFree frees managed memory too, once the device's work that may use it is done.
+    if (const cudaError_t rc = synchronizeDevice(a.device, "cudaFree", true); rc != cudaSuccess) return rc;
+    if (!take(p, AllocKind::kManaged, &a)) return fail(cudaErrorInvalidValue, "cudaFree(%p): freed twice", p);
+    munmap(p, a.mappedBytes);
+    return cudaSuccess;
+  }
   if (!findAllocation(p, &a) || a.kind != AllocKind::kDevice || a.base != reinterpret_cast<uintptr_t>(p)) {
     return fail(cudaErrorInvalidValue, "cudaFree(%p): not the base of a cudaMalloc allocation of this process", p);
   }
@@ -181,6 +189,30 @@ cudaError_t allocatePinned(void** p, size_t bytes, unsigned flags) {
   a.mappedBytes = mapped;
   a.kind = AllocKind::kPinnedHost;
   a.device = currentDevice();
+  a.flags = flags;
+  a.backing = static_cast<char*>(m);
+  insert(a);
+  *p = m;
+  return cudaSuccess;
+}
+
+cudaError_t allocateManaged(void** p, size_t bytes, unsigned flags) {
+  *p = nullptr;
+  if (flags != cudaMemAttachGlobal && flags != cudaMemAttachHost) {
+    return fail(cudaErrorInvalidValue, "cudaMallocManaged: flags %u (cudaMemAttachGlobal or cudaMemAttachHost)", flags);
+  }
+  if (bytes == 0) return fail(cudaErrorInvalidValue, "cudaMallocManaged of 0 bytes");
+  if (const cudaError_t rc = synchronizeDevice(currentDevice(), "cudaMallocManaged", true); rc != cudaSuccess) return rc;
+  const size_t mapped = roundUp(bytes, kPage);
+  void* m = mmap(nullptr, mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (m == MAP_FAILED) return fail(cudaErrorMemoryAllocation, "cudaMallocManaged of %zu bytes: %s", bytes, std::strerror(errno));
+  Allocation a;
+  a.base = reinterpret_cast<uintptr_t>(m);
+  a.size = bytes;
+  a.mappedBytes = mapped;
+  a.kind = AllocKind::kManaged;
+  a.device = currentDevice();
+  a.home = a.device;  // kernels that use it find it on their GPU (the driver migrated it there)
   a.flags = flags;
   a.backing = static_cast<char*>(m);
   insert(a);

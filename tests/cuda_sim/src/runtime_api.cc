@@ -29,7 +29,8 @@ bool isDeviceKind(AllocKind k) { return k == AllocKind::kDevice || k == AllocKin
 // One side of a copy: where its bytes live, and what kind of memory it is.
 struct Side {
   char* backing = nullptr;
-  bool device = false;
+  bool device = false;   // device memory, or managed memory (counted as on the device)
+  bool managed = false;  // managed memory: a copy of any direction may name it
   bool pinned = false;  // page-locked host memory (cudaHostAlloc, cudaHostRegister)
   int home = -1;        // device memory: the GPU it lives on
 };
@@ -37,7 +38,8 @@ struct Side {
 cudaError_t side(const void* p, size_t bytes, const char* which, const char* call, Side* out) {
   Allocation a;
   if (findAllocation(p, &a)) {
-    out->device = isDeviceKind(a.kind);
+    out->managed = a.kind == AllocKind::kManaged;
+    out->device = isDeviceKind(a.kind) || out->managed;
     out->pinned = !out->device;
     out->home = a.home;
     if (reinterpret_cast<uintptr_t>(p) + bytes > a.base + a.size) {
@@ -82,7 +84,7 @@ cudaError_t copy(void* dst, const void* src, size_t bytes, cudaMemcpyKind kind, 
   const bool wantSrcDevice = kind == cudaMemcpyDeviceToHost || kind == cudaMemcpyDeviceToDevice;
   if (kind != cudaMemcpyDefault) {
     if (kind < cudaMemcpyHostToHost || kind > cudaMemcpyDefault) return fail(cudaErrorInvalidMemcpyDirection, "%s: kind %d", call, kind);
-    if (wantDstDevice != d.device || wantSrcDevice != s.device) {
+    if ((wantDstDevice != d.device && !d.managed) || (wantSrcDevice != s.device && !s.managed)) {
       return fail(cudaErrorInvalidValue, "%s: kind %d does not match the pointers (destination %s, source %s)", call,
                   kind, d.device ? "device" : "host", s.device ? "device" : "host");
     }
@@ -350,6 +352,11 @@ CUDA_SIM_EXPORT cudaError_t cudaFree(void* p) {
   CUDA_SIM_ENTRY();
   return freeDevice(p);
 }
+CUDA_SIM_EXPORT cudaError_t cudaMallocManaged(void** p, size_t bytes, unsigned int flags) {
+  CUDA_SIM_ENTRY();
+  if (p == nullptr) return fail(cudaErrorInvalidValue, "cudaMallocManaged: null");
+  return allocateManaged(p, bytes, flags);
+}
 CUDA_SIM_EXPORT cudaError_t cudaHostAlloc(void** p, size_t bytes, unsigned int flags) {
   CUDA_SIM_ENTRY();
   if (p == nullptr) return fail(cudaErrorInvalidValue, "cudaHostAlloc: null");
@@ -373,7 +380,7 @@ CUDA_SIM_EXPORT cudaError_t cudaHostGetDevicePointer(void** device, void* host, 
   CUDA_SIM_ENTRY();
   Allocation a;
   if (device == nullptr || flags != 0) return fail(cudaErrorInvalidValue, "cudaHostGetDevicePointer: null or flags != 0");
-  if (!findAllocation(host, &a) || isDeviceKind(a.kind)) {
+  if (!findAllocation(host, &a) || isDeviceKind(a.kind) || a.kind == AllocKind::kManaged) {
     return fail(cudaErrorInvalidValue, "cudaHostGetDevicePointer(%p): not pinned or registered host memory", host);
   }
   *device = host;  // unified addressing: the device sees pinned memory at its host address
@@ -382,7 +389,9 @@ CUDA_SIM_EXPORT cudaError_t cudaHostGetDevicePointer(void** device, void* host, 
 
 CUDA_SIM_EXPORT cudaError_t cudaHostGetFlags(unsigned int* flags, void* host) {
   Allocation a;
-  if (!findAllocation(host, &a) || isDeviceKind(a.kind)) return fail(cudaErrorInvalidValue, "cudaHostGetFlags: not pinned");
+  if (!findAllocation(host, &a) || isDeviceKind(a.kind) || a.kind == AllocKind::kManaged) {
+    return fail(cudaErrorInvalidValue, "cudaHostGetFlags: not pinned");
+  }
   *flags = a.flags;
   return cudaSuccess;
 }
@@ -401,6 +410,10 @@ CUDA_SIM_EXPORT cudaError_t cudaPointerGetAttributes(cudaPointerAttributes* attr
   if (isDeviceKind(a.kind)) {
     attr->type = cudaMemoryTypeDevice;
     attr->devicePointer = const_cast<void*>(p);
+  } else if (a.kind == AllocKind::kManaged) {
+    attr->type = cudaMemoryTypeManaged;
+    attr->devicePointer = const_cast<void*>(p);
+    attr->hostPointer = const_cast<void*>(p);
   } else {
     attr->type = cudaMemoryTypeHost;
     attr->devicePointer = const_cast<void*>(p);

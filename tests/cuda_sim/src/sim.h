@@ -85,7 +85,9 @@ int currentDevice();
 void setCurrentDevice(int device);
 
 // ---- Memory ------------------------------------------------------------------------------------
-enum class AllocKind { kDevice, kIpcImport, kPinnedHost, kRegisteredHost };
+// kManaged: cudaMallocManaged memory, which host code, kernels and copies of any direction all reach
+// (the driver migrates its pages on demand; the simulator has one memory, so it simply is there).
+enum class AllocKind { kDevice, kIpcImport, kPinnedHost, kRegisteredHost, kManaged };
 
 // The first page of every device allocation's shared-memory file: what peers that open it share.
 struct IpcHeader {
@@ -116,6 +118,7 @@ bool findAllocation(const void* p, Allocation* out);
 cudaError_t allocateDevice(void** p, size_t bytes);
 cudaError_t freeDevice(void* p);
 cudaError_t allocatePinned(void** p, size_t bytes, unsigned flags);
+cudaError_t allocateManaged(void** p, size_t bytes, unsigned flags);
 cudaError_t freePinned(void* p);
 cudaError_t registerHost(void* p, size_t bytes, unsigned flags);
 cudaError_t unregisterHost(void* p);
