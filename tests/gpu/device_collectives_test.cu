@@ -564,7 +564,8 @@ TEST_F(DeviceCollectives, DeviceCallsRunSynchronouslyWhereRanksShareAGpu) {
 // that shares a queue with the progress thread's stalls it behind the held wait (README, "Stream
 // order", known limitation). What the library promises there: no hang. The progress thread's wait
 // is bounded, the stream is released at the timeout, and the next call reports strataTimeout with
-// the cause named. Which streams share a queue is the simulator's rule (stream k feeds queue
+// the cause named (on a rank whose own device work stalled; a rank that waited on such a peer names
+// the peer). Which streams share a queue is the simulator's rule (stream k feeds queue
 // k mod N), so the test runs there, under the variable (ctest: gpu_collectives_shared_queues_np2).
 TEST_F(DeviceCollectives, AStreamSharingAHardwareQueueTimesOutWithItsCause) {
 #if !defined(STRATA_CUDA_SIM)
@@ -598,8 +599,17 @@ TEST_F(DeviceCollectives, AStreamSharingAHardwareQueueTimesOutWithItsCause) {
   }
   EXPECT_EQ(rc, strataTimeout) << "CUDA_DEVICE_MAX_CONNECTIONS=" << n << ", " << streams.size()
                                << " streams: one sharing the progress thread's queue stalls it: " << error;
-  EXPECT_NE(error.find("CUDA_DEVICE_MAX_CONNECTIONS"), std::string::npos) << error;
-  EXPECT_NE(error.find("STRATA_DEVICE_SYNC=1"), std::string::npos) << error;
+  // The cause is named where the rank's own device work stalled; a rank whose device work finished
+  // first times out waiting for the stalled peer, and names that peer instead. At least one rank
+  // stalled on its own device.
+  const bool named = error.find("CUDA_DEVICE_MAX_CONNECTIONS") != std::string::npos &&
+                     error.find("STRATA_DEVICE_SYNC=1") != std::string::npos;
+  const bool namesPeer = error.find("(rank ") != std::string::npos || error.find("from rank ") != std::string::npos ||
+                         error.find("to rank ") != std::string::npos;
+  if (!named) EXPECT_TRUE(namesPeer) << "waits on a peer, and names it: " << error;
+  int mine = named ? 1 : 0, any = 0;
+  MPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  EXPECT_EQ(any, 1) << "no rank named the shared hardware queue: " << error;
   strataCommAbort(comm);
   for (auto& s : streams) cudaStreamDestroy(s);
   MPI_Barrier(MPI_COMM_WORLD);
@@ -642,6 +652,53 @@ TEST_F(DeviceCollectives, MixedHostAndDeviceBuffersAreRejected) {
             strataInvalidArgument);
   EXPECT_NE(std::string(strataGetLastError(comm)).find("device memory but recvbuff is host"), std::string::npos)
       << strataGetLastError(comm);
+}
+
+// Managed memory (cudaMallocManaged) is device memory to Strata: the call is queued on the stream
+// and takes the device path, alone or beside a cudaMalloc buffer, and the host reads the result
+// once the stream is done. On the rank's own device (rank r on device r mod count).
+TEST_F(DeviceCollectives, ManagedBuffersTakeTheDevicePath) {
+  strataComm_t comm = commFor(testShape(), "");
+  ASSERT_NE(comm, nullptr);
+  cudaStream_t stream = nullptr;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
+  const int p = worldSize(), me = worldRank();
+  const size_t n = 5003;
+  float *send = nullptr, *recv = nullptr;
+  ASSERT_EQ(cudaMallocManaged(&send, n * sizeof(float), cudaMemAttachGlobal), cudaSuccess);
+  ASSERT_EQ(cudaMallocManaged(&recv, n * static_cast<size_t>(p) * sizeof(float), cudaMemAttachGlobal), cudaSuccess);
+  for (size_t i = 0; i < n; ++i) send[i] = static_cast<float>(me + 1) + static_cast<float>(i % 7);
+  ASSERT_EQ(strataAllReduce(send, recv, n, strataFloat32, strataSum, comm, stream), strataSuccess)
+      << strataGetLastError(comm);
+  ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+  bool ok = true;
+  for (size_t i = 0; i < n && ok; ++i) {
+    const float want = static_cast<float>(p * (p + 1) / 2) + static_cast<float>(p) * static_cast<float>(i % 7);
+    if (recv[i] != want) {
+      ok = false;
+      ADD_FAILURE() << "managed allreduce element " << i << ": " << recv[i] << " vs " << want;
+    }
+  }
+  // Managed beside cudaMalloc memory: one memory space, so one call.
+  DeviceBytes gathered(std::vector<float>(n * static_cast<size_t>(p), 0.0f));
+  ASSERT_EQ(strataAllGather(send, gathered.ptr(), n, strataFloat32, comm, stream), strataSuccess)
+      << strataGetLastError(comm);
+  ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+  const std::vector<float> all = gathered.hostAs<float>();
+  for (int r = 0; r < p && ok; ++r) {
+    const float want = static_cast<float>(r + 1) + static_cast<float>((n - 1) % 7);
+    if (all[static_cast<size_t>(r) * n + n - 1] != want) {
+      ok = false;
+      ADD_FAILURE() << "allgather from managed memory, block " << r << ": " << all[static_cast<size_t>(r) * n + n - 1];
+    }
+  }
+  // Managed beside host memory is two spaces: refused, as device beside host is.
+  std::vector<float> h(n, 0.0f);
+  EXPECT_EQ(strataAllReduce(send, h.data(), n, strataFloat32, strataSum, comm, nullptr), strataInvalidArgument);
+  EXPECT_TRUE(allRanksOk(ok));
+  cudaFree(send);
+  cudaFree(recv);
+  cudaStreamDestroy(stream);
 }
 
 // Rank 0 passes device buffers, the others host buffers, for the same call: each rank would run a
