@@ -82,9 +82,10 @@ bool strataOpOf(MPI_Op op, strataRedOp_t* out) {
 Layout layoutOf(MPI_Datatype type) {
   Layout l;
   if (type == MPI_DATATYPE_NULL) return l;
-  int size = 0;
+  // The _x size: MPI_Type_size gives MPI_UNDEFINED for an element over 2 GiB (MPI-3.1 4.1.5).
+  MPI_Count size = 0;
   MPI_Aint lb = 0, extent = 0, trueLb = 0, trueExtent = 0;
-  if (PMPI_Type_size(type, &size) != MPI_SUCCESS || PMPI_Type_get_extent(type, &lb, &extent) != MPI_SUCCESS ||
+  if (PMPI_Type_size_x(type, &size) != MPI_SUCCESS || size < 0 || PMPI_Type_get_extent(type, &lb, &extent) != MPI_SUCCESS ||
       PMPI_Type_get_true_extent(type, &trueLb, &trueExtent) != MPI_SUCCESS) {
     return l;
   }

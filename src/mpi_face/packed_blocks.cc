@@ -53,6 +53,13 @@ bool PackedBlocks::describe(const void* base, std::vector<int64_t> counts, std::
   uniform_ = false;
   counts_ = std::move(counts);
   displs_ = std::move(displs);
+  // MPI reads no displacement of an empty block, and programs leave them unset: each takes the
+  // first non-empty block's, so none moves the rebased buffer's start or length.
+  const auto nonEmpty = std::find_if(counts_.begin(), counts_.end(), [](int64_t c) { return c != 0; });
+  const int64_t anyDispl = nonEmpty == counts_.end() ? 0 : displs_[static_cast<size_t>(nonEmpty - counts_.begin())];
+  for (size_t i = 0; i < blocks_; ++i) {
+    if (counts_[i] == 0) displs_[i] = anyDispl;
+  }
   offsets_.assign(blocks_, 0);
   bytes_.assign(blocks_, 0);
   for (size_t i = 0; i < blocks_; ++i) bytes_[i] = static_cast<size_t>(counts_[i]) * l.size;
@@ -75,13 +82,14 @@ bool PackedBlocks::describe(const void* base, std::vector<int64_t> counts, std::
 }
 
 bool PackedBlocks::stage(const Layout& l) {
-  if (l.extent <= 0) return fail("datatype with a non-positive extent");
+  // MPI_Pack counts in int: a block goes in pieces of at most INT_MAX bytes, whole elements each
+  // (movePieces); only an element itself over 2 GiB cannot, which no rank of a call can know of
+  // another's datatype, so that rank alone passes the call to MPI (serve.h).
+  if (l.size > static_cast<size_t>(INT_MAX)) return fail("an element of a non-contiguous datatype over 2 GiB");
+  elementBytes_ = l.size;
   staged_ = true;
   size_t total = 0;
-  for (size_t i = 0; i < blocks_; ++i) {
-    if (bytes(i) > static_cast<size_t>(INT_MAX)) return fail("a block of a non-contiguous datatype over 2 GiB");
-    total += bytes(i);
-  }
+  for (size_t i = 0; i < blocks_; ++i) total += bytes(i);
   device_ = onDevice(base_);  // managed memory too: staged as Strata will read it, on the device
   hostPacked_.resize(std::max<size_t>(total, 1));
   if (!device_) {
@@ -89,12 +97,14 @@ bool PackedBlocks::stage(const Layout& l) {
     return true;
   }
 #ifdef STRATA_HAVE_CUDA
-  // The span of the blocks in the user's buffer, for the host copy it is packed from and into.
+  // The span of the blocks in the user's buffer, for the host copy it is packed from and into:
+  // a block's first and last elements bound it, in either order (an extent may be zero or negative).
   bool any = false;
   for (size_t i = 0; i < blocks_; ++i) {
     if (count(i) == 0) continue;
-    const MPI_Aint begin = displ(i) * l.extent + l.trueLb;
-    const MPI_Aint end = begin + (count(i) - 1) * l.extent + l.trueExtent;
+    const MPI_Aint first = displ(i) * l.extent, last = first + (count(i) - 1) * l.extent;
+    const MPI_Aint begin = std::min(first, last) + l.trueLb;
+    const MPI_Aint end = std::max(first, last) + l.trueLb + l.trueExtent;
     spanBegin_ = any ? std::min(spanBegin_, begin) : begin;
     spanEnd_ = any ? std::max(spanEnd_, end) : end;
     any = true;
@@ -143,12 +153,7 @@ bool PackedBlocks::packIn(size_t first, size_t last) {
   if (device_ && !stageSpan(true)) return false;
   char* from = device_ ? hostSpan_.data() - spanBegin_ : base_;
   for (size_t i = first; i < last; ++i) {
-    int position = 0;
-    if (PMPI_Pack(from + displ(i) * extent_, static_cast<int>(count(i)), type_, hostPacked_.data() + offset(i),
-                  static_cast<int>(bytes(i)), &position, MPI_COMM_SELF) != MPI_SUCCESS ||
-        static_cast<size_t>(position) != bytes(i)) {
-      return fail("MPI_Pack of a non-contiguous datatype failed");
-    }
+    if (!movePieces(i, from, true)) return fail("MPI_Pack of a non-contiguous datatype failed");
   }
 #ifdef STRATA_HAVE_CUDA
   if (device_ && last > first) {
@@ -174,13 +179,26 @@ bool PackedBlocks::unpackOut() {
 #endif
   char* to = device_ ? hostSpan_.data() - spanBegin_ : base_;
   for (size_t i = 0; i < blocks_; ++i) {
-    int position = 0;
-    if (PMPI_Unpack(hostPacked_.data() + offset(i), static_cast<int>(bytes(i)), &position, to + displ(i) * extent_,
-                    static_cast<int>(count(i)), type_, MPI_COMM_SELF) != MPI_SUCCESS) {
-      return fail("MPI_Unpack of a non-contiguous datatype failed");
-    }
+    if (!movePieces(i, to, false)) return fail("MPI_Unpack of a non-contiguous datatype failed");
   }
   return !device_ || flushSpan();
+}
+
+bool PackedBlocks::movePieces(size_t i, char* user, bool pack) {
+  const int64_t perPiece = elementBytes_ == 0 ? count(i) : static_cast<int64_t>(INT_MAX / elementBytes_);
+  char* packed = hostPacked_.data() + offset(i);
+  for (int64_t done = 0; done < count(i);) {
+    const int64_t n = std::min(perPiece, count(i) - done);
+    const int pieceBytes = static_cast<int>(static_cast<size_t>(n) * elementBytes_);
+    char* at = user + (displ(i) + done) * extent_;
+    int position = 0;
+    const int rc = pack ? PMPI_Pack(at, static_cast<int>(n), type_, packed, pieceBytes, &position, MPI_COMM_SELF)
+                        : PMPI_Unpack(packed, pieceBytes, &position, at, static_cast<int>(n), type_, MPI_COMM_SELF);
+    if (rc != MPI_SUCCESS || position != pieceBytes) return false;
+    packed += pieceBytes;
+    done += n;
+  }
+  return true;
 }
 
 }  // namespace strata::mpi_face

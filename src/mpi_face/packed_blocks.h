@@ -59,12 +59,16 @@ class PackedBlocks {
   bool flushSpan();
 
   bool stage(const struct Layout& layout);  // sets up the staging once the blocks are known
+  // Packs (or unpacks) block i between the user's memory (`user` addresses it as base_ does) and
+  // the host staging, in pieces of whole elements of at most INT_MAX bytes (MPI_Pack's int).
+  bool movePieces(size_t i, char* user, bool pack);
   int64_t count(size_t i) const { return uniform_ ? uniformCount_ : counts_[i]; }
   int64_t displ(size_t i) const { return uniform_ ? static_cast<int64_t>(i) * uniformCount_ : displs_[i]; }
 
   char* base_ = nullptr;
   MPI_Datatype type_ = MPI_DATATYPE_NULL;
   MPI_Aint extent_ = 0;
+  size_t elementBytes_ = 0;  // staged blocks: bytes of data in one element
   size_t blocks_ = 0;
   bool uniform_ = false;  // blocks of uniformCount_ elements, uniformStride_ bytes apart in data()
   int64_t uniformCount_ = 0;

@@ -309,6 +309,37 @@ static void mixedLayouts(MPI_Comm comm) {
             "bcast into a strided type root=%d: %d %d %d %d %d", root, v[0], v[1], v[2], v[3], v[4]);
     }
   }
+  /* bcast from a root that sends one int three times (an int resized to extent 0: sending
+   * overlapping entries is legal) into a type of negative extent on odd ranks (an int resized to
+   * extent -4: element k lies k ints before the buffer) and contiguous ints on the others: legal
+   * datatypes of one signature, packed where not contiguous. */
+  MPI_Datatype backwards, onePlace;
+  MPI_Type_create_resized(MPI_INT, 0, -(MPI_Aint)sizeof(int), &backwards);
+  MPI_Type_commit(&backwards);
+  MPI_Type_create_resized(MPI_INT, 0, 0, &onePlace);
+  MPI_Type_commit(&onePlace);
+  for (int root = 0; root < p; ++root) {
+    int v[5] = {-1, -1, -1, -1, -1};
+    if (me == root) {
+      v[0] = 7 + root;
+      MPI_Bcast(v, 3, onePlace, root, comm);
+      v[0] = 10 + root, v[1] = 20, v[2] = 30;
+      MPI_Bcast(v, 3, MPI_INT, root, comm);
+    } else if (me % 2 == 1) {
+      MPI_Bcast(v + 2, 3, backwards, root, comm);
+      CHECK(v[0] == 7 + root && v[1] == 7 + root && v[2] == 7 + root && v[3] == -1, "bcast from a zero extent root=%d",
+            root);
+      MPI_Bcast(v + 2, 3, backwards, root, comm);
+      CHECK(v[2] == 10 + root && v[1] == 20 && v[0] == 30 && v[3] == -1, "bcast into a negative extent root=%d", root);
+    } else {
+      MPI_Bcast(v, 3, MPI_INT, root, comm);
+      CHECK(v[0] == 7 + root && v[2] == 7 + root && v[3] == -1, "bcast from a zero extent root=%d", root);
+      MPI_Bcast(v, 3, MPI_INT, root, comm);
+      CHECK(v[0] == 10 + root && v[1] == 20 && v[2] == 30, "bcast contiguous root=%d", root);
+    }
+  }
+  MPI_Type_free(&backwards);
+  MPI_Type_free(&onePlace);
   /* allgather: odd ranks send their 2 ints permuted (the type map's order is what travels) */
   int* all = malloc(sizeof(int) * 2 * (size_t)p);
   int mine[2] = {me * 10, me * 10 + 1};
@@ -335,6 +366,17 @@ static void mixedLayouts(MPI_Comm comm) {
       const int got = end[displs[r] + i];
       CHECK(i < counts[r] ? got == r * 5 + i : got == -7, "allgatherv negative displacement r=%d i=%d: %d", r, i, got);
     }
+  }
+  /* allgatherv whose empty blocks' displacements are garbage (MPI reads none of them) */
+  for (int r = 0; r < p; ++r) {
+    counts[r] = r % 2;
+    displs[r] = counts[r] == 0 ? (r % 4 == 0 ? -(1 << 29) : 1 << 29) : r;
+  }
+  for (int i = 0; i < 3 * p + 2; ++i) base[i] = -7;
+  MPI_Allgatherv(send3, counts[me], MPI_INT, base, counts, displs, MPI_INT, comm);
+  for (int r = 0; r < p; ++r) {
+    CHECK(r % 2 == 1 ? base[r] == r * 5 : base[r] == -7, "allgatherv with garbage displacements of empty blocks r=%d: %d",
+          r, base[r]);
   }
   /* gather and scatter with a strided type at the root only */
   for (int root = 0; root < p; ++root) {
