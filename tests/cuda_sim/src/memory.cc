@@ -177,23 +177,35 @@ cudaError_t freeDevice(void* p) {
   return cudaSuccess;
 }
 
-cudaError_t allocatePinned(void** p, size_t bytes, unsigned flags) {
+namespace {
+
+// Host-mapped memory of `kind` (pinned or managed), after the device's work is done (CUDA's
+// allocations synchronise): `call` names the caller in errors.
+cudaError_t allocateMapped(void** p, size_t bytes, unsigned flags, AllocKind kind, const char* call) {
   *p = nullptr;
-  if (const cudaError_t rc = synchronizeDevice(currentDevice(), "cudaHostAlloc", true); rc != cudaSuccess) return rc;
+  if (const cudaError_t rc = synchronizeDevice(currentDevice(), call, true); rc != cudaSuccess) return rc;
   const size_t mapped = roundUp(bytes == 0 ? 1 : bytes, kPage);
   void* m = mmap(nullptr, mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (m == MAP_FAILED) return fail(cudaErrorMemoryAllocation, "cudaHostAlloc of %zu bytes: %s", bytes, std::strerror(errno));
+  if (m == MAP_FAILED) return fail(cudaErrorMemoryAllocation, "%s of %zu bytes: %s", call, bytes, std::strerror(errno));
   Allocation a;
   a.base = reinterpret_cast<uintptr_t>(m);
   a.size = bytes;
   a.mappedBytes = mapped;
-  a.kind = AllocKind::kPinnedHost;
+  a.kind = kind;
   a.device = currentDevice();
+  // Managed memory: kernels that use it find it on their GPU (the driver migrated it there).
+  a.home = kind == AllocKind::kManaged ? a.device : -1;
   a.flags = flags;
   a.backing = static_cast<char*>(m);
   insert(a);
   *p = m;
   return cudaSuccess;
+}
+
+}  // namespace
+
+cudaError_t allocatePinned(void** p, size_t bytes, unsigned flags) {
+  return allocateMapped(p, bytes, flags, AllocKind::kPinnedHost, "cudaHostAlloc");
 }
 
 cudaError_t allocateManaged(void** p, size_t bytes, unsigned flags) {
@@ -202,22 +214,7 @@ cudaError_t allocateManaged(void** p, size_t bytes, unsigned flags) {
     return fail(cudaErrorInvalidValue, "cudaMallocManaged: flags %u (cudaMemAttachGlobal or cudaMemAttachHost)", flags);
   }
   if (bytes == 0) return fail(cudaErrorInvalidValue, "cudaMallocManaged of 0 bytes");
-  if (const cudaError_t rc = synchronizeDevice(currentDevice(), "cudaMallocManaged", true); rc != cudaSuccess) return rc;
-  const size_t mapped = roundUp(bytes, kPage);
-  void* m = mmap(nullptr, mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (m == MAP_FAILED) return fail(cudaErrorMemoryAllocation, "cudaMallocManaged of %zu bytes: %s", bytes, std::strerror(errno));
-  Allocation a;
-  a.base = reinterpret_cast<uintptr_t>(m);
-  a.size = bytes;
-  a.mappedBytes = mapped;
-  a.kind = AllocKind::kManaged;
-  a.device = currentDevice();
-  a.home = a.device;  // kernels that use it find it on their GPU (the driver migrated it there)
-  a.flags = flags;
-  a.backing = static_cast<char*>(m);
-  insert(a);
-  *p = m;
-  return cudaSuccess;
+  return allocateMapped(p, bytes, flags, AllocKind::kManaged, "cudaMallocManaged");
 }
 
 cudaError_t freePinned(void* p) {
