@@ -20,6 +20,7 @@ Status planFor(strataComm* comm, const CollectiveArgs& args, std::shared_ptr<Cac
   const PlanKey key = PlanKey::of(args);
   if (comm->lastPlan != nullptr && key == comm->lastKey && (key.arraysHash == 0 || sameArrays(comm->lastPlan->args, args))) {
     *out = comm->lastPlan;
+    comm->lastPeerAlgorithm = nullptr;  // a peer collective since (device_path.cc) ran without a plan
     return Status::Ok();
   }
   auto it = comm->plans.find(key);

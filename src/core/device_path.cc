@@ -369,7 +369,11 @@ Status enqueueOnStream(strataComm* comm, DevicePath& path, std::shared_ptr<Cache
 Status runDeviceCollective(strataComm* comm, const CollectiveArgs& args, const void* send, void* recv,
                            cudaStream_t stream) {
 #ifdef STRATA_HAVE_CUDA
-  const void* probe = send != nullptr ? send : recv;
+  // The device is the one whose memory the call's significant buffers are in (validate() found
+  // them device memory): a buffer this rank does not use (a non-root's sendbuff in a broadcast,
+  // say) may hold anything.
+  const bool sendMatters = sendUse(args, comm->rank).used && send != nullptr;
+  const void* probe = sendMatters ? send : recv;
   int device = -1;
   STRATA_CHECK(pointerDevice(probe, &device));
   DeviceScope scope(device);

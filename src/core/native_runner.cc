@@ -1,5 +1,6 @@
 #include "src/core/native_runner.h"
 
+#include <algorithm>
 #include <climits>
 #include <cstring>
 #include <vector>
@@ -178,16 +179,22 @@ Status runNative(strataComm* comm, const CollectiveArgs& a, const void* send, vo
       STRATA_CHECK_MPI(PMPI_Scan(a.inPlace ? MPI_IN_PLACE : send, recv, n, t, op, c));
       break;
     case Collective::kExscan: {
-      // MPI leaves rank 0's receive buffer undefined; Strata promises it untouched. Rank 0 may pass
-      // none (it receives nothing), and its in-place call (recv == send, which a.inPlace does not
-      // mark on rank 0) is MPI_IN_PLACE to MPI: aliased buffers are erroneous there.
-      std::vector<char> keep;
-      if (comm->rank == 0 && recv != nullptr) {
-        keep.assign(static_cast<char*>(recv), static_cast<char*>(recv) + a.count * es);
-      }
+      // Rank 0's receive buffer is not significant to Strata (it may be null, or shorter than
+      // count) and stays untouched, while MPI may write anything there (MPI-3.1 5.11.2: undefined).
+      // So rank 0 hands MPI scratch; in place (recv == send, which a.inPlace does not mark on rank
+      // 0) its input is the buffer, handed as MPI_IN_PLACE (aliased buffers are erroneous) and put
+      // back afterwards.
       const bool inPlace = a.inPlace || (recv != nullptr && recv == send);
-      STRATA_CHECK_MPI(PMPI_Exscan(inPlace ? MPI_IN_PLACE : send, recv, n, t, op, c));
-      if (comm->rank == 0 && !keep.empty()) std::memcpy(recv, keep.data(), keep.size());
+      if (comm->rank != 0) {
+        STRATA_CHECK_MPI(PMPI_Exscan(inPlace ? MPI_IN_PLACE : send, recv, n, t, op, c));
+      } else if (inPlace) {
+        const std::vector<char> keep(static_cast<char*>(recv), static_cast<char*>(recv) + a.count * es);
+        STRATA_CHECK_MPI(PMPI_Exscan(MPI_IN_PLACE, recv, n, t, op, c));
+        std::memcpy(recv, keep.data(), keep.size());
+      } else {
+        std::vector<char> scratch(std::max<size_t>(a.count * es, 1));
+        STRATA_CHECK_MPI(PMPI_Exscan(send, scratch.data(), n, t, op, c));
+      }
       break;
     }
     case Collective::kBarrier: STRATA_CHECK_MPI(PMPI_Barrier(c)); break;

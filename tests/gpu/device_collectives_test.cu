@@ -389,6 +389,17 @@ TEST_F(DeviceCollectives, PeerCollectivesMoveTheLowerBound) {
       }
     }
   }
+  // A host call whose plan is the communicator's last one, after a peer collective: it names its
+  // own algorithm, not the peer collective's.
+  std::vector<float> hs(64, 1.0f), hr(64, 0.0f);
+  ASSERT_EQ(strataAllReduce(hs.data(), hr.data(), hs.size(), strataFloat32, strataSum, comm, nullptr), strataSuccess);
+  DeviceBytes ds(std::vector<float>(64, 1.0f)), dr(std::vector<float>(64, 0.0f));
+  ASSERT_EQ(strataAllReduce(ds.ptr(), dr.ptr(), 64, strataFloat32, strataSum, comm, stream), strataSuccess);
+  ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+  ASSERT_EQ(std::string(strataCommLastAlgorithm(comm)).rfind("peer_", 0), 0u) << strataCommLastAlgorithm(comm);
+  ASSERT_EQ(strataAllReduce(hs.data(), hr.data(), hs.size(), strataFloat32, strataSum, comm, nullptr), strataSuccess);
+  EXPECT_NE(std::string(strataCommLastAlgorithm(comm)).rfind("peer_", 0), 0u)
+      << "a host allreduce named " << strataCommLastAlgorithm(comm);
   cudaStreamDestroy(stream);
   EXPECT_TRUE(allRanksOk(ok));
 #endif
@@ -652,6 +663,28 @@ TEST_F(DeviceCollectives, MixedHostAndDeviceBuffersAreRejected) {
             strataInvalidArgument);
   EXPECT_NE(std::string(strataGetLastError(comm)).find("device memory but recvbuff is host"), std::string::npos)
       << strataGetLastError(comm);
+}
+
+// A broadcast's sendbuff is not significant off the root (as in NCCL): a non-root passing a host
+// pointer there runs on its receive buffer's device, with the others.
+TEST_F(DeviceCollectives, ANonRootsUnusedSendBufferDoesNotChooseItsDevice) {
+  strataComm_t comm = commFor(testShape(), "");
+  ASSERT_NE(comm, nullptr);
+  cudaStream_t stream = nullptr;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
+  const size_t n = 1031;
+  const int root = worldSize() - 1;
+  DeviceBytes send(std::vector<float>(n, 3.0f)), recv(std::vector<float>(n, 0.0f));
+  std::vector<float> notUsed(1, -1.0f);
+  const void* sendbuff = worldRank() == root ? static_cast<const void*>(send.ptr()) : notUsed.data();
+  ASSERT_EQ(strataBroadcast(sendbuff, recv.ptr(), n, strataFloat32, root, comm, stream), strataSuccess)
+      << strataGetLastError(comm);
+  ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+  const std::vector<float> got = recv.hostAs<float>();
+  EXPECT_EQ(got[0], 3.0f);
+  EXPECT_EQ(got[n - 1], 3.0f);
+  EXPECT_EQ(notUsed[0], -1.0f);
+  cudaStreamDestroy(stream);
 }
 
 // Managed memory (cudaMallocManaged) is device memory to Strata: the call is queued on the stream
