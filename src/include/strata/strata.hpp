@@ -1,6 +1,12 @@
 // strata.hpp: C++ sugar over the C API: an owning communicator, typed spans, and exceptions that
 // carry the result code and strataGetLastError's message. Every call forwards to the C function
-// of the same name; nothing here is a second implementation.
+// of the same name; nothing here is a second implementation. What the C API cannot see, the spans'
+// lengths, is checked here first: a rank whose spans do not fit its call throws before it
+// communicates (and its peers' call then waits for it until the communicator's bound, as for any
+// argument only one rank gets wrong).
+//
+// The element type comes from the receive span; the send span is `Send<T>`, so an ordinary
+// std::span<T> (or anything that converts to std::span<const T>) passes as it is.
 #pragma once
 
 #include <strata/strata.h>
@@ -42,6 +48,9 @@ template <> struct DataTypeOf<__nv_bfloat16> { static constexpr strataDataType_t
 template <typename T>
 inline constexpr strataDataType_t dataTypeOf = DataTypeOf<std::remove_cv_t<T>>::value;
 
+template <typename T>
+using Send = std::type_identity_t<std::span<const T>>;
+
 // A communicator that destroys itself. Move-only.
 class Comm {
  public:
@@ -73,7 +82,7 @@ class Comm {
   }
 
   template <typename T>
-  void allReduce(std::span<const T> send, std::span<T> recv, strataRedOp_t op, cudaStream_t stream = nullptr) const {
+  void allReduce(Send<T> send, std::span<T> recv, strataRedOp_t op, cudaStream_t stream = nullptr) const {
     requireSize(recv.size() == send.size(), "allReduce: recv.size() != send.size()");
     check(strataAllReduce(send.data(), recv.data(), send.size(), dataTypeOf<T>, op, comm_, stream), comm_, "strataAllReduce");
   }
@@ -86,17 +95,17 @@ class Comm {
     check(strataBroadcast(data.data(), data.data(), data.size(), dataTypeOf<T>, root, comm_, stream), comm_, "strataBroadcast");
   }
   template <typename T>
-  void reduce(std::span<const T> send, std::span<T> recv, strataRedOp_t op, int root, cudaStream_t stream = nullptr) const {
+  void reduce(Send<T> send, std::span<T> recv, strataRedOp_t op, int root, cudaStream_t stream = nullptr) const {
     requireSize(rank() != root || recv.size() == send.size(), "reduce: recv.size() != send.size() at the root");
     check(strataReduce(send.data(), recv.data(), send.size(), dataTypeOf<T>, op, root, comm_, stream), comm_, "strataReduce");
   }
   template <typename T>
-  void allGather(std::span<const T> send, std::span<T> recv, cudaStream_t stream = nullptr) const {
+  void allGather(Send<T> send, std::span<T> recv, cudaStream_t stream = nullptr) const {
     requireSize(recv.size() == send.size() * static_cast<size_t>(size()), "allGather: recv.size() != send.size() * ranks");
     check(strataAllGather(send.data(), recv.data(), send.size(), dataTypeOf<T>, comm_, stream), comm_, "strataAllGather");
   }
   template <typename T>
-  void reduceScatter(std::span<const T> send, std::span<T> recv, strataRedOp_t op, cudaStream_t stream = nullptr) const {
+  void reduceScatter(Send<T> send, std::span<T> recv, strataRedOp_t op, cudaStream_t stream = nullptr) const {
     requireSize(send.size() == recv.size() * static_cast<size_t>(size()), "reduceScatter: send.size() != recv.size() * ranks");
     check(strataReduceScatter(send.data(), recv.data(), recv.size(), dataTypeOf<T>, op, comm_, stream), comm_,
           "strataReduceScatter");
