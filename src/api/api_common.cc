@@ -15,15 +15,16 @@ strataResult_t finish(strataComm_t comm, const char* function, const Status& sta
   if (status.ok()) return strataSuccess;
   const std::string message = std::string(function) + ": " + status.message();
   tlsLastError = message;
-  if (isLiveComm(comm)) comm->setLastError(message);
+  if (comm != nullptr) comm->setLastError(message);  // the caller holds it (Hold), or passes null
   STRATA_WARN("%s [%s]", message.c_str(), resultName(status.code()));
   return status.code();
 }
 
-Status checkComm(strataComm_t comm) {
+Status checkComm(strataComm_t comm, const Hold& hold) {
   STRATA_REQUIRE(comm != nullptr, strataInvalidArgument, "comm is NULL");
-  STRATA_REQUIRE(isLiveComm(comm), strataInvalidArgument,
-                 "comm %p is not a live communicator (destroyed, aborted, or never created)", static_cast<void*>(comm));
+  STRATA_REQUIRE(hold.held(), strataInvalidArgument,
+                 "comm %p is not a live communicator (destroyed, aborted, being destroyed, or never created)",
+                 static_cast<void*>(comm));
   STRATA_REQUIRE(!comm->aborted.load(), strataInvalidUsage, "the communicator was aborted");
   if (!comm->fatal.ok()) {
     return Status(comm->fatal.code(), "the communicator is unusable after an earlier error: " + comm->fatal.message());

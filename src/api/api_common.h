@@ -15,7 +15,9 @@ strataResult_t finish(strataComm_t comm, const char* function, const Status& sta
 template <typename Body>
 strataResult_t call(strataComm_t comm, const char* function, Body&& body);
 
-Status checkComm(strataComm_t comm);
+class Hold;
+// The handle, held (Hold), and usable: not aborted, no earlier fatal error.
+Status checkComm(strataComm_t comm, const Hold& hold);
 
 // Validates a collective's arguments on this rank and decides whether it is in place. Nothing is
 // read or written before this returns success. The uses are the table's (sendUse, recvUse).
@@ -42,17 +44,26 @@ strataResult_t runRegular(const char* function, strataComm_t comm, CollectiveArg
 
 // ---- template definition ----
 
-struct InFlight {
-  explicit InFlight(strataComm* c) : comm(c) { comm->inFlight.fetch_add(1); }
-  ~InFlight() { comm->inFlight.fetch_sub(1); }
-  strataComm* comm;
+// An API call's hold on its communicator (acquireComm): while held, no teardown frees it.
+class Hold {
+ public:
+  explicit Hold(strataComm_t c) : comm_(acquireComm(c) ? c : nullptr) {}
+  ~Hold() {
+    if (comm_ != nullptr) releaseComm(comm_);
+  }
+  Hold(const Hold&) = delete;
+  Hold& operator=(const Hold&) = delete;
+  bool held() const { return comm_ != nullptr; }
+
+ private:
+  strataComm_t comm_;
 };
 
 template <typename Body>
 strataResult_t call(strataComm_t comm, const char* function, Body&& body) {
-  Status s = checkComm(comm);
-  if (!s.ok()) return finish(comm, function, s);
-  InFlight guard(comm);
+  Hold hold(comm);
+  Status s = checkComm(comm, hold);
+  if (!s.ok()) return finish(hold.held() ? comm : nullptr, function, s);
   try {
     s = body(comm);
   } catch (const std::bad_alloc&) {

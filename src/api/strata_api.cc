@@ -47,47 +47,66 @@ strataResult_t strataCommInitMpi(strataComm_t* comm, MPI_Comm mpiComm, const str
 
 strataResult_t strataCommDestroy(strataComm_t comm) {
   if (comm == nullptr) return strata::api::finish(nullptr, "strataCommDestroy", strata::makeStatus(strataInvalidArgument, "comm is NULL"));
-  if (!strata::isLiveComm(comm)) {
-    return strata::api::finish(nullptr, "strataCommDestroy",
-                               strata::makeStatus(strataInvalidArgument, "comm %p is not a live communicator (destroyed twice?)",
-                                                  static_cast<void*>(comm)));
+  switch (strata::claimTeardown(comm, nullptr)) {
+    case strata::Teardown::kNotLive:
+      return strata::api::finish(nullptr, "strataCommDestroy",
+                                 strata::makeStatus(strataInvalidArgument, "comm %p is not a live communicator (destroyed twice?)",
+                                                    static_cast<void*>(comm)));
+    case strata::Teardown::kClaimedByAnother:
+      return strata::api::finish(nullptr, "strataCommDestroy",
+                                 strata::makeStatus(strataInvalidUsage, "comm %p is being destroyed or aborted by another call",
+                                                    static_cast<void*>(comm)));
+    case strata::Teardown::kClaimed: break;
   }
   Status s = waitIdle(comm, comm->config.timeoutSeconds);
-  if (!s.ok()) return strata::api::finish(comm, "strataCommDestroy", s);
+  if (!s.ok()) {
+    strata::unclaimTeardown(comm);
+    return strata::api::finish(comm, "strataCommDestroy", s);
+  }
   return strata::api::finish(nullptr, "strataCommDestroy", strata::destroyComm(comm));
 }
 
 strataResult_t strataCommAbort(strataComm_t comm) {
   if (comm == nullptr) return strata::api::finish(nullptr, "strataCommAbort", strata::makeStatus(strataInvalidArgument, "comm is NULL"));
-  if (!strata::isLiveComm(comm)) {
+  // Pending waits see the flag at their next poll and return; then the resources go. Raised under
+  // the registry's lock, it also ends the waits of a teardown already under way, which then frees it.
+  const strata::Teardown claim = strata::claimTeardown(comm, [](strataComm_t c) {
+    c->aborted.store(true);
+    strata::abortDevicePath(c);
+  });
+  if (claim == strata::Teardown::kNotLive) {
     return strata::api::finish(nullptr, "strataCommAbort",
                                strata::makeStatus(strataInvalidArgument, "comm %p is not a live communicator",
                                                   static_cast<void*>(comm)));
   }
-  // Pending waits see the flag at their next poll and return; then the resources go.
-  comm->aborted.store(true);
-  strata::abortDevicePath(comm);
+  if (claim == strata::Teardown::kClaimedByAnother) return strataSuccess;  // that call frees it
   Status s = waitIdle(comm, comm->config.timeoutSeconds);
-  if (!s.ok()) return strata::api::finish(comm, "strataCommAbort", s);
+  if (!s.ok()) {
+    strata::unclaimTeardown(comm);
+    return strata::api::finish(comm, "strataCommAbort", s);
+  }
   return strata::api::finish(nullptr, "strataCommAbort", strata::destroyComm(comm));
 }
 
 strataResult_t strataCommCount(strataComm_t comm, int* count) {
-  Status s = strata::api::checkComm(comm);
+  strata::api::Hold hold(comm);
+  Status s = strata::api::checkComm(comm, hold);
   if (s.ok() && count == nullptr) s = strata::makeStatus(strataInvalidArgument, "count is NULL");
   if (s.ok()) *count = comm->size;
-  return strata::api::finish(comm, "strataCommCount", s);
+  return strata::api::finish(hold.held() ? comm : nullptr, "strataCommCount", s);
 }
 
 strataResult_t strataCommUserRank(strataComm_t comm, int* rank) {
-  Status s = strata::api::checkComm(comm);
+  strata::api::Hold hold(comm);
+  Status s = strata::api::checkComm(comm, hold);
   if (s.ok() && rank == nullptr) s = strata::makeStatus(strataInvalidArgument, "rank is NULL");
   if (s.ok()) *rank = comm->rank;
-  return strata::api::finish(comm, "strataCommUserRank", s);
+  return strata::api::finish(hold.held() ? comm : nullptr, "strataCommUserRank", s);
 }
 
 const char* strataCommLastAlgorithm(strataComm_t comm) {
-  if (!strata::api::checkComm(comm).ok()) return "";
+  strata::api::Hold hold(comm);
+  if (!strata::api::checkComm(comm, hold).ok()) return "";
   if (comm->lastPeerAlgorithm != nullptr) return comm->lastPeerAlgorithm;  // a single-kernel node collective
   return comm->lastPlan != nullptr ? comm->lastPlan->plan.algorithm.c_str() : "";  // the last call's plan
 }
@@ -96,7 +115,8 @@ const char* strataGetErrorString(strataResult_t result) { return strata::resultS
 
 const char* strataGetLastError(strataComm_t comm) {
   thread_local std::string copy;
-  if (comm != nullptr && strata::isLiveComm(comm)) {
+  strata::api::Hold hold(comm);
+  if (hold.held()) {
     std::lock_guard<std::mutex> lock(comm->errorMutex);
     copy = comm->lastError;
   } else {

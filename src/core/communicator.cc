@@ -160,6 +160,28 @@ void registerComm(strataComm_t comm) {
   std::lock_guard<std::mutex> lock(registryMutex());
   registry().insert(comm);
 }
+bool acquireComm(strataComm_t comm) {
+  if (comm == nullptr) return false;
+  std::lock_guard<std::mutex> lock(registryMutex());
+  if (registry().count(comm) == 0 || comm->tearingDown) return false;
+  comm->inFlight.fetch_add(1);
+  return true;
+}
+void releaseComm(strataComm_t comm) { comm->inFlight.fetch_sub(1); }
+
+Teardown claimTeardown(strataComm_t comm, void (*whileLive)(strataComm_t)) {
+  std::lock_guard<std::mutex> lock(registryMutex());
+  if (comm == nullptr || registry().count(comm) == 0) return Teardown::kNotLive;
+  if (whileLive != nullptr) whileLive(comm);
+  if (comm->tearingDown) return Teardown::kClaimedByAnother;
+  comm->tearingDown = true;
+  return Teardown::kClaimed;
+}
+void unclaimTeardown(strataComm_t comm) {
+  std::lock_guard<std::mutex> lock(registryMutex());
+  comm->tearingDown = false;
+}
+
 void unregisterComm(strataComm_t comm) {
   std::lock_guard<std::mutex> lock(registryMutex());
   registry().erase(comm);

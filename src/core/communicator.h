@@ -106,7 +106,8 @@ struct strataComm {
   bool deviceNodeTeam = false;
 
   std::atomic<bool> aborted{false};
-  std::atomic<int> inFlight{0};  // API calls running on this communicator (abort waits for them)
+  std::atomic<int> inFlight{0};  // API calls holding it (acquireComm): teardown waits for them
+  bool tearingDown = false;      // a destroy or abort has claimed it (under the registry's lock)
   // After a timeout or a transport failure the communicator can no longer be trusted (messages may
   // be in flight): every later call returns this error until it is destroyed.
   strata::Status fatal;
@@ -125,6 +126,20 @@ namespace strata {
 bool isLiveComm(strataComm_t comm);
 void registerComm(strataComm_t comm);
 void unregisterComm(strataComm_t comm);
+
+// An API call's hold on a live communicator: checked and counted in flight at once, under the
+// registry's lock, so no teardown frees it between the check and the use. False when it is not
+// live, or a destroy or abort has claimed it. releaseComm ends the hold.
+bool acquireComm(strataComm_t comm);
+void releaseComm(strataComm_t comm);
+// The one teardown of a communicator (strataCommDestroy, strataCommAbort). Under the registry's
+// lock: when the communicator is live, `whileLive` runs (an abort raises its flag there, which
+// reaches a teardown already under way too), then the teardown is claimed unless another call
+// holds it. New holds are refused from the claim on; unclaimTeardown gives the claim back when the
+// teardown cannot finish (calls still in flight at its bound).
+enum class Teardown { kClaimed, kNotLive, kClaimedByAnother };
+Teardown claimTeardown(strataComm_t comm, void (*whileLive)(strataComm_t));
+void unclaimTeardown(strataComm_t comm);
 
 Status createComm(MPI_Comm mpiComm, const strataConfig_t* config, strataComm_t* out);
 Status destroyComm(strataComm_t comm);

@@ -100,8 +100,11 @@ typedef struct {
 #define STRATA_CONFIG_INITIALIZER { 0, -1, 0.0, NULL, 0 }
 
 /* Communicator. strataCommInitMpi is collective over mpiComm; the MPI communicator is duplicated,
- * so the caller may free it afterwards. strataCommDestroy is collective and waits for pending work;
- * strataCommAbort is local and ends pending work with an error. */
+ * so the caller may free it afterwards; it succeeds on every rank or on none. strataCommDestroy is
+ * collective and waits for pending work; strataCommAbort is local, may be called from any thread
+ * (also while another thread's call or strataCommDestroy waits on comm), and ends pending work with
+ * an error. One teardown frees comm: a call that finds it being torn down is refused (an abort
+ * then returns success: it is going). One collective at a time per communicator. */
 strataResult_t strataCommInitMpi(strataComm_t* comm, MPI_Comm mpiComm, const strataConfig_t* config /* NULL: defaults */);
 strataResult_t strataCommDestroy(strataComm_t comm);
 strataResult_t strataCommAbort(strataComm_t comm);
@@ -110,7 +113,8 @@ strataResult_t strataCommUserRank(strataComm_t comm, int* rank);
 const char* strataGetErrorString(strataResult_t result);
 /* The last error on comm (what, where); for a NULL or destroyed comm, the calling thread's last error. */
 const char* strataGetLastError(strataComm_t comm);
-/* The algorithm comm's last collective ran ("ring", "leader", "native", ...; "" before the first). */
+/* The algorithm comm's last collective ran ("ring", "leader", "native", ...; "" before the first);
+ * the string stays valid until comm's next collective or its destruction. */
 const char* strataCommLastAlgorithm(strataComm_t comm);
 
 /* Collectives. In-place as NCCL: sendbuff == recvbuff, and for allgather/gather/reduce-scatter/scatter
