@@ -13,12 +13,15 @@ namespace strata {
 
 namespace {
 
-// What every rank must agree on. The v-variants' arrays and the in-place flag are left out: MPI
-// and Strata let them differ between ranks (displacements describe each rank's own buffer, only
-// the root of gather passes its buffer in place).
+// What every rank must agree on. The in-place flag and the v-variants' arrays are left out, but for
+// the receive counts of allgatherv and reduce-scatterv: MPI and Strata let the rest differ between
+// ranks (displacements describe each rank's own buffer, gatherv's and scatterv's arrays matter at
+// the root only, alltoallv's are each rank's own, only the root of gather passes its buffer in
+// place).
 struct Digest {
   uint64_t algorithm = 0;  // FNV-1a of the chosen algorithm's name
   uint64_t count = 0;
+  uint64_t counts = 0;  // allgatherv and reduce-scatterv: FNV-1a of recvcounts, the same on every rank
   int32_t coll = 0;
   int32_t type = 0;
   int32_t op = 0;
@@ -39,6 +42,9 @@ Digest digestOf(const CollectiveArgs& a, const std::string& algorithm) {
   // The v-variants' counts are per rank (and their arrays significant at the root only).
   const bool irregular = isIrregular(a.coll);
   d.count = irregular ? 0 : a.count;
+  if (a.coll == Collective::kAllGatherv || a.coll == Collective::kReduceScatterv) {
+    d.counts = fnv1a(std::string(reinterpret_cast<const char*>(a.counts.data()), a.counts.size() * sizeof(a.counts[0])));
+  }
   d.coll = static_cast<int32_t>(a.coll);
   d.type = static_cast<int32_t>(a.type);
   d.op = isReduction(a.coll) ? static_cast<int32_t>(a.op) : 0;
@@ -70,6 +76,9 @@ std::string difference(const Digest& mine, const Digest& theirs) {
   if (mine.count != theirs.count) {
     return strformat("passed count %llu where this rank passed %llu", static_cast<unsigned long long>(theirs.count),
                      static_cast<unsigned long long>(mine.count));
+  }
+  if (mine.counts != theirs.counts) {
+    return "passed other recvcounts than this rank (an allgatherv or reduce-scatterv takes the same on every rank)";
   }
   if (mine.type != theirs.type) {
     return strformat("passed type %s where this rank passed %s", dataTypeName(static_cast<DataType>(theirs.type)),

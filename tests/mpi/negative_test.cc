@@ -147,6 +147,28 @@ TEST_F(Negative, UnknownForcedAlgorithmSaysWhatExists) {
 
 // Rank 0 forces another algorithm than its peers: every rank refuses the call when it first builds
 // its plan, naming the rank that differs, instead of running plans whose messages do not match.
+// An allgatherv whose receive counts differ between ranks (each rank's own arguments valid): every
+// rank refuses it, naming the difference, instead of moving blocks its peers do not expect; the
+// same call with the same counts then runs.
+TEST_F(Negative, AllGathervCountsThatDifferBetweenRanksAreRefused) {
+  const int p = worldSize(), me = worldRank();
+  if (p < 2) GTEST_SKIP() << "needs two ranks";
+  std::vector<size_t> counts(static_cast<size_t>(p), 1), displs(static_cast<size_t>(p));
+  if (me == 0) counts[1] = 2;  // rank 0 expects two elements from rank 1, which sends one
+  for (size_t r = 1; r < displs.size(); ++r) displs[r] = displs[r - 1] + counts[r - 1];
+  std::vector<float> x(2, static_cast<float>(me)), all(static_cast<size_t>(p) + 1, -1.0f);
+  EXPECT_EQ(strataAllGatherv(x.data(), counts[static_cast<size_t>(me)], all.data(), counts.data(), displs.data(),
+                             strataFloat32, comm_, nullptr),
+            strataInvalidUsage);
+  EXPECT_TRUE(contains(strataGetLastError(comm_), "other recvcounts")) << strataGetLastError(comm_);
+  counts.assign(static_cast<size_t>(p), 1);
+  for (size_t r = 1; r < displs.size(); ++r) displs[r] = displs[r - 1] + 1;
+  ASSERT_EQ(strataAllGatherv(x.data(), 1, all.data(), counts.data(), displs.data(), strataFloat32, comm_, nullptr),
+            strataSuccess)
+      << strataGetLastError(comm_);
+  EXPECT_EQ(all[static_cast<size_t>(p) - 1], static_cast<float>(p - 1));
+}
+
 TEST_F(Negative, RanksThatChooseDifferentPlansAreRefused) {
   if (worldSize() < 2) GTEST_SKIP() << "needs two ranks";
   strataComm_t c = nullptr;
