@@ -169,6 +169,13 @@ std::string runOnDevice(strataComm_t comm, Coll c, strataDataType_t t, strataRed
          ", copy" + head(got) + ", expected" + head(want);
 }
 
+// A non-blocking stream for a test, which destroys it.
+cudaStream_t nonBlockingStream() {
+  cudaStream_t stream = nullptr;
+  EXPECT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
+  return stream;
+}
+
 class DeviceCollectives : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -180,8 +187,7 @@ TEST_F(DeviceCollectives, EveryCollectiveOrderedOnTheStream) {
   const int p = worldSize();
   strataComm_t comm = commFor(testShape(), "");
   ASSERT_NE(comm, nullptr);
-  cudaStream_t stream = nullptr;
-  ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
+  cudaStream_t stream = nonBlockingStream();
   bool ok = true;
   unsigned seed = 11;
   const Coll colls[] = {Coll::kAllReduce, Coll::kBroadcast, Coll::kReduce, Coll::kAllGather, Coll::kReduceScatter,
@@ -271,8 +277,7 @@ TEST_F(DeviceCollectives, LegacyDefaultStream) {
 TEST_F(DeviceCollectives, CapturingStreamIsRefused) {
   strataComm_t comm = commFor(testShape(), "");
   ASSERT_NE(comm, nullptr);
-  cudaStream_t stream = nullptr;
-  ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
+  cudaStream_t stream = nonBlockingStream();
   const size_t n = 64;
   DeviceBytes x(std::vector<float>(n, 1.0f));
   ASSERT_EQ(cudaStreamBeginCapture(stream, cudaStreamCaptureModeRelaxed), cudaSuccess);
@@ -301,8 +306,7 @@ TEST_F(DeviceCollectives, CountedBytesOfALargeAllreduce) {
   const int p = worldSize();
   const size_t n = size_t{16} << 20, m = n * sizeof(float);
   DeviceBytes x(m, 0);
-  cudaStream_t stream = nullptr;
-  ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
+  cudaStream_t stream = nonBlockingStream();
   // A first call sets up the path (slots, staging, scratch); the second is counted.
   ASSERT_EQ(strataAllReduce(x.ptr(), x.ptr(), n, strataFloat32, strataSum, comm, stream), strataSuccess);
   ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
@@ -343,8 +347,7 @@ TEST_F(DeviceCollectives, PeerCollectivesMoveTheLowerBound) {
   if (p < 2) GTEST_SKIP() << "nothing crosses a link on one rank";
   strataComm_t comm = commFor(testShape(), "");
   ASSERT_NE(comm, nullptr);
-  cudaStream_t stream = nullptr;
-  ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
+  cudaStream_t stream = nonBlockingStream();
   const char* maxEnv = std::getenv("STRATA_TEST_COUNT_MAX_BYTES");
   const size_t maxBytes = maxEnv != nullptr ? std::strtoull(maxEnv, nullptr, 10) : size_t{16} << 20;
   bool ok = true;
@@ -412,8 +415,7 @@ TEST_F(DeviceCollectives, PeerCollectivesMoveTheLowerBound) {
 TEST_F(DeviceCollectives, StagedChunksCrossEachLinkOnce) {
   strataComm_t comm = commFor(testShape(), "");
   ASSERT_NE(comm, nullptr);
-  cudaStream_t stream = nullptr;
-  ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
+  cudaStream_t stream = nonBlockingStream();
   const struct {
     Coll c;
     size_t n;
@@ -458,8 +460,7 @@ TEST_F(DeviceCollectives, AbortWithWorkPendingReleasesTheStream) {
   config.timeoutSeconds = 60;
   strataComm_t comm = nullptr;
   ASSERT_EQ(strataCommInitMpi(&comm, MPI_COMM_WORLD, &config), strataSuccess);
-  cudaStream_t stream = nullptr;
-  ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
+  cudaStream_t stream = nonBlockingStream();
   const size_t n = 4096;
   DeviceBytes x(std::vector<float>(n, 1.0f));
   // Every rank builds (and agrees on) the plan first, so rank 0's second call is only queued.
@@ -502,8 +503,7 @@ TEST_F(DeviceCollectives, AStalledStagedCallSaysWhereItsChunksAre) {
   const strataResult_t made = strataCommInitMpi(&comm, MPI_COMM_WORLD, &config);
   unsetenv("STRATA_RANKS_PER_NODE");
   ASSERT_EQ(made, strataSuccess) << strataGetLastError(nullptr);
-  cudaStream_t stream = nullptr;
-  ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
+  cudaStream_t stream = nonBlockingStream();
   const size_t n = 16384;  // 64 KiB a rank: many chunks of the tests' 4 KiB slots
   const int p = worldSize(), me = worldRank();
   DeviceBytes send(std::vector<float>(n, 1.0f)), recv(std::vector<float>(n * static_cast<size_t>(p), 0.0f));
@@ -558,8 +558,7 @@ TEST_F(DeviceCollectives, DeviceCallsRunSynchronouslyWhereRanksShareAGpu) {
   const bool shared = worldSize() > devices;
   strataComm_t comm = commFor(testShape(), "");
   ASSERT_NE(comm, nullptr);
-  cudaStream_t stream = nullptr;
-  ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
+  cudaStream_t stream = nonBlockingStream();
   DeviceBytes x(std::vector<float>(1024, 1.0f));
   ASSERT_EQ(strataAllReduce(x.ptr(), x.ptr(), 1024, strataFloat32, strataSum, comm, stream), strataSuccess);
   ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
@@ -639,8 +638,7 @@ TEST_F(DeviceCollectives, AForcedGateTheDriverRefusesFailsAtSetup) {
   MPI_Query_thread(&level);
   if (level != MPI_THREAD_MULTIPLE) GTEST_SKIP() << "device calls run on the calling thread: no stream is held";
   strataComm_t comm = commFor(testShape(), "");
-  cudaStream_t stream = nullptr;
-  ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
+  cudaStream_t stream = nonBlockingStream();
   const size_t n = 1000;
   DeviceBytes x(std::vector<float>(n, 1.0f));
   const strataResult_t rc = strataAllReduce(x.ptr(), x.ptr(), n, strataFloat32, strataSum, comm, stream);
@@ -670,8 +668,7 @@ TEST_F(DeviceCollectives, MixedHostAndDeviceBuffersAreRejected) {
 TEST_F(DeviceCollectives, ANonRootsUnusedSendBufferDoesNotChooseItsDevice) {
   strataComm_t comm = commFor(testShape(), "");
   ASSERT_NE(comm, nullptr);
-  cudaStream_t stream = nullptr;
-  ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
+  cudaStream_t stream = nonBlockingStream();
   const size_t n = 1031;
   const int root = worldSize() - 1;
   DeviceBytes send(std::vector<float>(n, 3.0f)), recv(std::vector<float>(n, 0.0f));
@@ -693,8 +690,7 @@ TEST_F(DeviceCollectives, ANonRootsUnusedSendBufferDoesNotChooseItsDevice) {
 TEST_F(DeviceCollectives, ManagedBuffersTakeTheDevicePath) {
   strataComm_t comm = commFor(testShape(), "");
   ASSERT_NE(comm, nullptr);
-  cudaStream_t stream = nullptr;
-  ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
+  cudaStream_t stream = nonBlockingStream();
   const int p = worldSize(), me = worldRank();
   const size_t n = 5003;
   float *send = nullptr, *recv = nullptr;
