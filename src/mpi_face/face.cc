@@ -34,6 +34,7 @@ struct State {
   Counts counts[kNumCalls];
   std::mutex mutex;                 // creation of keyvals and communicators
   std::vector<MPI_Comm> withComm;   // MPI communicators holding a Strata communicator, in creation order
+  std::atomic<bool> finalizing{false};  // MPI_Finalize has destroyed them (deleteSelf)
   State() {
     const char* list = std::getenv("STRATA_MPI_COLLECTIVES");
     for (int c = 0; c < kNumCalls; ++c) enabled[c] = list == nullptr || *list == '\0';
@@ -92,6 +93,10 @@ int deleteComm(MPI_Comm comm, int, void* value, void*) {
 int deleteSelf(MPI_Comm, int, void*, void*) {
   printCounts();
   State& s = state();
+  // A collective the program makes after this (in an MPI_COMM_SELF attribute's delete callback
+  // set before the face's, which MPI deletes later) goes to MPI: a Strata communicator made now
+  // would never be destroyed.
+  s.finalizing.store(true);
   for (;;) {
     MPI_Comm comm = MPI_COMM_NULL;
     {
@@ -136,6 +141,10 @@ bool mayServe(Call c, MPI_Comm comm, const char** why) {
   }
   if (!state().enabled[static_cast<int>(c)]) {
     *why = "not in STRATA_MPI_COLLECTIVES";
+    return false;
+  }
+  if (state().finalizing.load()) {
+    *why = "MPI_Finalize has begun (Strata's communicators are destroyed)";
     return false;
   }
   int inter = 0;

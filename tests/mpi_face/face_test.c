@@ -586,10 +586,24 @@ static void deviceBuffers(MPI_Comm comm, int n) {
 }
 #endif
 
+/* A collective in an MPI_COMM_SELF attribute's delete callback, set before any collective: MPI_Finalize
+ * deletes it after the face has destroyed its communicators, and the collective must still be right. */
+static int finalizeCollectiveOk = 0;
+static int collectiveAtFinalize(MPI_Comm self, int key, void* value, void* extra) {
+  (void)self, (void)key, (void)value, (void)extra;
+  int p = 0, one = 1, sum = 0;
+  MPI_Comm_size(MPI_COMM_WORLD, &p);
+  finalizeCollectiveOk = MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD) == MPI_SUCCESS && sum == p;
+  return MPI_SUCCESS;
+}
+
 int main(int argc, char** argv) {
   int provided = 0;
   MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
   MPI_Comm_rank(MPI_COMM_WORLD, &worldRank);
+  int atFinalize = MPI_KEYVAL_INVALID;
+  MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, collectiveAtFinalize, &atFinalize, NULL);
+  MPI_Comm_set_attr(MPI_COMM_SELF, atFinalize, NULL);
 #ifdef FACE_TEST_DEVICE
   int devices = 1;
   cudaGetDeviceCount(&devices);
@@ -630,5 +644,6 @@ int main(int argc, char** argv) {
   MPI_Allreduce(&failures, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
   if (worldRank == 0) printf("face_test: %d ranks, %d failed checks\n", p, all);
   MPI_Finalize();
-  return all == 0 ? 0 : 1;
+  if (!finalizeCollectiveOk) fprintf(stderr, "[rank %d] the allreduce at MPI_Finalize failed\n", worldRank);
+  return all == 0 && finalizeCollectiveOk ? 0 : 1;
 }
