@@ -17,10 +17,11 @@ bool sameArrays(const CollectiveArgs& a, const CollectiveArgs& b) {
 }  // namespace
 
 Status planFor(strataComm* comm, const CollectiveArgs& args, std::shared_ptr<CachedPlan>* out) {
+  // The call runs a plan, not a peer collective (device_path.cc): the last algorithm is the plan's.
+  comm->lastPeerAlgorithm = nullptr;
   const PlanKey key = PlanKey::of(args);
   if (comm->lastPlan != nullptr && key == comm->lastKey && (key.arraysHash == 0 || sameArrays(comm->lastPlan->args, args))) {
     *out = comm->lastPlan;
-    comm->lastPeerAlgorithm = nullptr;  // a peer collective since (device_path.cc) ran without a plan
     return Status::Ok();
   }
   auto it = comm->plans.find(key);
@@ -28,7 +29,6 @@ Status planFor(strataComm* comm, const CollectiveArgs& args, std::shared_ptr<Cac
     *out = it->second;
     comm->lastKey = key;
     comm->lastPlan = *out;
-    comm->lastPeerAlgorithm = nullptr;
     return Status::Ok();
   }
   TunerInput in;
@@ -69,7 +69,6 @@ Status planFor(strataComm* comm, const CollectiveArgs& args, std::shared_ptr<Cac
   comm->plans[key] = std::move(cached);
   comm->lastKey = key;
   comm->lastPlan = *out;
-  comm->lastPeerAlgorithm = nullptr;
   return Status::Ok();
 }
 

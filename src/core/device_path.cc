@@ -398,7 +398,6 @@ Status runDeviceCollective(strataComm* comm, const CollectiveArgs& args, const v
   PeerAlgorithm peerAlgorithm = PeerAlgorithm::kAllReduceOneShot;
   STRATA_CHECK(choosePeerAlgorithm(comm, *path, args, &peer, &peerAlgorithm));
   if (peer) return runPeerCollective(comm, *path, args, peerAlgorithm, send, recv, stream);
-  comm->lastPeerAlgorithm = nullptr;
   std::shared_ptr<CachedPlan> cached;
   Status s = planFor(comm, args, &cached);
   if (!s.ok()) return s.withContext(strformat("%s #%llu", collectiveName(args.coll), seq));

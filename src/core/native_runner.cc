@@ -1,6 +1,5 @@
 #include "src/core/native_runner.h"
 
-#include <algorithm>
 #include <climits>
 #include <cstring>
 #include <vector>
@@ -187,13 +186,16 @@ Status runNative(strataComm* comm, const CollectiveArgs& a, const void* send, vo
       const bool inPlace = a.inPlace || (recv != nullptr && recv == send);
       if (comm->rank != 0) {
         STRATA_CHECK_MPI(PMPI_Exscan(inPlace ? MPI_IN_PLACE : send, recv, n, t, op, c));
-      } else if (inPlace) {
-        const std::vector<char> keep(static_cast<char*>(recv), static_cast<char*>(recv) + a.count * es);
-        STRATA_CHECK_MPI(PMPI_Exscan(MPI_IN_PLACE, recv, n, t, op, c));
-        std::memcpy(recv, keep.data(), keep.size());
       } else {
-        std::vector<char> scratch(std::max<size_t>(a.count * es, 1));
-        STRATA_CHECK_MPI(PMPI_Exscan(send, scratch.data(), n, t, op, c));
+        void* scratch = nullptr;
+        STRATA_CHECK(comm->hostScratch.reserve(a.count * es, &scratch));
+        if (inPlace) {
+          std::memcpy(scratch, recv, a.count * es);  // its input, put back after
+          STRATA_CHECK_MPI(PMPI_Exscan(MPI_IN_PLACE, recv, n, t, op, c));
+          std::memcpy(recv, scratch, a.count * es);
+        } else {
+          STRATA_CHECK_MPI(PMPI_Exscan(send, scratch, n, t, op, c));
+        }
       }
       break;
     }
