@@ -367,6 +367,39 @@ TEST(CudaSimDeathTest, AllocatingWhileAStreamWaitsForAValueIsADeadlock) {
       ::testing::ExitedWithCode(0), "would deadlock");
 }
 
+// The stream-ordered allocator waits for no work: beside the same held stream, cudaMallocAsync and
+// cudaFreeAsync succeed, and the free runs on its stream after the work enqueued before it.
+TEST(CudaSim, StreamOrderedAllocationWaitsForNoOtherStream) {
+  int pools = 0;
+  ASSERT_EQ(cudaDeviceGetAttribute(&pools, cudaDevAttrMemoryPoolsSupported, 0), cudaSuccess);
+  EXPECT_EQ(pools, 1);
+  uint32_t* flag = nullptr;
+  ASSERT_EQ(cudaHostAlloc(reinterpret_cast<void**>(&flag), sizeof(uint32_t), cudaHostAllocMapped), cudaSuccess);
+  *flag = 0;
+  cudaStream_t held = nullptr, own = nullptr;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&held, cudaStreamNonBlocking), cudaSuccess);
+  ASSERT_EQ(cudaStreamCreateWithFlags(&own, cudaStreamNonBlocking), cudaSuccess);
+  ASSERT_EQ(cuStreamWaitValue32(held, reinterpret_cast<CUdeviceptr>(flag), 1, CU_STREAM_WAIT_VALUE_GEQ), CUDA_SUCCESS);
+  void* p = nullptr;
+  ASSERT_EQ(cudaMallocAsync(&p, 1 << 20, own), cudaSuccess);
+  ASSERT_EQ(cudaMemsetAsync(p, 0x5A, 1 << 20, own), cudaSuccess);
+  unsigned char back = 0;
+  ASSERT_EQ(cudaMemcpyAsync(&back, static_cast<char*>(p) + 12345, 1, cudaMemcpyDeviceToHost, own), cudaSuccess);
+  ASSERT_EQ(cudaFreeAsync(p, own), cudaSuccess);
+  ASSERT_EQ(cudaStreamSynchronize(own), cudaSuccess);
+  EXPECT_EQ(back, 0x5A);  // the free ran after the copy before it
+  cudaPointerAttributes attr{};
+  ASSERT_EQ(cudaPointerGetAttributes(&attr, p), cudaSuccess);
+  EXPECT_EQ(attr.type, cudaMemoryTypeUnregistered);  // freed
+  EXPECT_EQ(cudaFreeAsync(flag, own), cudaErrorInvalidValue);  // not device memory
+  cudaGetLastError();
+  *flag = 1;
+  EXPECT_EQ(cudaStreamSynchronize(held), cudaSuccess);
+  cudaStreamDestroy(held);
+  cudaStreamDestroy(own);
+  cudaFreeHost(flag);
+}
+
 // Lazy loading: a kernel's first use loads it and may wait for the device, so a first launch while
 // a stream is held by an unwritten wait-value is the same deadlock; a kernel loaded beforehand
 // (cudaFuncGetAttributes, as the library's preloadKernels does) launches without waiting.

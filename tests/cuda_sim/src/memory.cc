@@ -118,10 +118,12 @@ bool findAllocation(const void* p, Allocation* out) {
   return true;
 }
 
-cudaError_t allocateDevice(void** p, size_t bytes) {
+cudaError_t allocateDevice(void** p, size_t bytes, bool implicitSync) {
   *p = nullptr;
   if (bytes == 0) return cudaSuccess;
-  if (const cudaError_t rc = synchronizeDevice(currentDevice(), "cudaMalloc", true); rc != cudaSuccess) return rc;
+  if (implicitSync) {
+    if (const cudaError_t rc = synchronizeDevice(currentDevice(), "cudaMalloc", true); rc != cudaSuccess) return rc;
+  }
   const int fd = memfd_create("strata-cuda-sim", MFD_CLOEXEC);
   if (fd < 0) return fail(cudaErrorMemoryAllocation, "memfd_create: %s", std::strerror(errno));
   const size_t fileBytes = kPage + roundUp(bytes, kPage);
@@ -149,7 +151,7 @@ cudaError_t allocateDevice(void** p, size_t bytes) {
   return cudaSuccess;
 }
 
-cudaError_t freeDevice(void* p) {
+cudaError_t freeDevice(void* p, bool implicitSync) {
   if (p == nullptr) return cudaSuccess;
   Allocation a;
   if (findAllocation(p, &a) && a.kind == AllocKind::kManaged && a.base == reinterpret_cast<uintptr_t>(p)) {
@@ -162,7 +164,9 @@ cudaError_t freeDevice(void* p) {
   if (!findAllocation(p, &a) || a.kind != AllocKind::kDevice || a.base != reinterpret_cast<uintptr_t>(p)) {
     return fail(cudaErrorInvalidValue, "cudaFree(%p): not the base of a cudaMalloc allocation of this process", p);
   }
-  if (const cudaError_t rc = synchronizeDevice(a.device, "cudaFree", true); rc != cudaSuccess) return rc;
+  if (implicitSync) {
+    if (const cudaError_t rc = synchronizeDevice(a.device, "cudaFree", true); rc != cudaSuccess) return rc;
+  }
   if (a.exported) {
     const int opens = a.header->opens.load();
     if (opens > 0) {

@@ -312,7 +312,8 @@ CUDA_SIM_EXPORT cudaError_t cudaDeviceGetAttribute(int* value, cudaDeviceAttr at
     case cudaDevAttrComputeCapabilityMinor: *value = 0; break;
     case cudaDevAttrMaxThreadsPerMultiProcessor: *value = 2048; break;
     case cudaDevAttrMaxBlocksPerMultiprocessor: *value = 32; break;
-    case cudaDevAttrCanMapHostMemory: case cudaDevAttrUnifiedAddressing: case cudaDevAttrConcurrentKernels: *value = 1; break;
+    case cudaDevAttrCanMapHostMemory: case cudaDevAttrUnifiedAddressing: case cudaDevAttrConcurrentKernels:
+    case cudaDevAttrMemoryPoolsSupported: *value = 1; break;
     case cudaDevAttrL2CacheSize: *value = 50 * 1024 * 1024; break;
     case cudaDevAttrGlobalMemoryBusWidth: *value = 5120; break;
     case cudaDevAttrMaxRegistersPerBlock: case cudaDevAttrMaxRegistersPerMultiprocessor: *value = 65536; break;
@@ -351,6 +352,30 @@ CUDA_SIM_EXPORT cudaError_t cudaMalloc(void** p, size_t bytes) {
 CUDA_SIM_EXPORT cudaError_t cudaFree(void* p) {
   CUDA_SIM_ENTRY();
   return freeDevice(p);
+}
+// Stream-ordered allocation: the memory is taken at once and waits for no work of the device (what
+// the stream-ordered allocator is for); the free is an operation on the stream, run when the work
+// enqueued before it has finished.
+CUDA_SIM_EXPORT cudaError_t cudaMallocAsync(void** p, size_t bytes, cudaStream_t stream) {
+  CUDA_SIM_ENTRY();
+  if (p == nullptr) return fail(cudaErrorInvalidValue, "cudaMallocAsync: null");
+  if (resolveStream(stream) == nullptr) return lastErrorPeek();
+  return allocateDevice(p, bytes, false);
+}
+CUDA_SIM_EXPORT cudaError_t cudaFreeAsync(void* p, cudaStream_t stream) {
+  CUDA_SIM_ENTRY();
+  CUstream_st* s = resolveStream(stream);
+  if (s == nullptr) return lastErrorPeek();
+  if (p == nullptr) return cudaSuccess;
+  Allocation a;
+  if (!findAllocation(p, &a) || a.kind != AllocKind::kDevice || a.base != reinterpret_cast<uintptr_t>(p)) {
+    return fail(cudaErrorInvalidValue, "cudaFreeAsync(%p): not the base of a device allocation of this process", p);
+  }
+  auto op = std::make_shared<Op>();
+  op->kind = Op::kHostFn;
+  op->what = "cudaFreeAsync";
+  op->run = [p] { freeDevice(p, false); };
+  return enqueue(s, op, nullptr, false);
 }
 CUDA_SIM_EXPORT cudaError_t cudaMallocManaged(void** p, size_t bytes, unsigned int flags) {
   CUDA_SIM_ENTRY();

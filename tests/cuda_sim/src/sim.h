@@ -115,8 +115,10 @@ struct Allocation {
 
 // Returns false when `p` is in no allocation of this process.
 bool findAllocation(const void* p, Allocation* out);
-cudaError_t allocateDevice(void** p, size_t bytes);
-cudaError_t freeDevice(void* p);
+// Device memory. `implicitSync`: cudaMalloc and cudaFree wait for the device to be idle first; the
+// stream-ordered calls (cudaMallocAsync, cudaFreeAsync's operation on its stream) wait for nothing.
+cudaError_t allocateDevice(void** p, size_t bytes, bool implicitSync = true);
+cudaError_t freeDevice(void* p, bool implicitSync = true);
 cudaError_t allocatePinned(void** p, size_t bytes, unsigned flags);
 cudaError_t allocateManaged(void** p, size_t bytes, unsigned flags);
 cudaError_t freePinned(void* p);
