@@ -18,7 +18,8 @@ DeviceSlots::~DeviceSlots() {
   if (own_ != nullptr) cudaFree(own_);
 }
 
-Status DeviceSlots::setUp(NodeTeam& team, size_t slotBytes, double timeoutSeconds, std::unique_ptr<DeviceSlots>* out) {
+Status DeviceSlots::setUp(NodeTeam& team, size_t slotBytes, double timeoutSeconds, const DeviceSyncSteps& steps,
+                          std::unique_ptr<DeviceSlots>* out) {
   struct Entry {
     char handle[kIpcHandleBytes];
     int32_t ok;
@@ -26,19 +27,26 @@ Status DeviceSlots::setUp(NodeTeam& team, size_t slotBytes, double timeoutSecond
   static_assert(sizeof(Entry) <= NodeTeam::kMailboxBytes);
   Entry mine{};
   std::unique_ptr<DeviceSlots> slots;
-  const Status allocated = allocate(slotBytes, &slots, mine.handle);
+  const Status allocated = steps([&] { return allocate(slotBytes, &slots, mine.handle); });
   mine.ok = allocated.ok() ? 1 : 0;
+  // Where setting up stops before the mapping, nobody mapped ours: they are freed in a step.
+  const auto discard = [&](Status why) {
+    destroyInStep(slots, steps);
+    return why;
+  };
   std::vector<Entry> all(static_cast<size_t>(team.size()));
-  STRATA_CHECK(team.exchange(&mine, sizeof mine, all.data(), timeoutSeconds));
+  const Status exchanged = team.exchange(&mine, sizeof mine, all.data(), timeoutSeconds);
+  if (!exchanged.ok()) return discard(exchanged);
   STRATA_CHECK(allocated);
-  // Nobody maps anything unless every member has its slots: ours are then freed with `slots`.
+  // Nobody maps anything unless every member has its slots.
   for (int j = 0; j < team.size(); ++j) {
-    STRATA_REQUIRE(all[static_cast<size_t>(j)].ok == 1, strataSystemError,
-                   "node member %d could not allocate its device slots", j);
+    if (all[static_cast<size_t>(j)].ok != 1) {
+      return discard(makeStatus(strataSystemError, "node member %d could not allocate its device slots", j));
+    }
   }
   std::vector<std::vector<char>> handles(all.size());
   for (size_t j = 0; j < all.size(); ++j) handles[j].assign(all[j].handle, all[j].handle + kIpcHandleBytes);
-  const Status opened = slots->open(handles, team.me());
+  const Status opened = steps([&] { return slots->open(handles, team.me()); });
   *out = std::move(slots);  // mapped in full or in part: release() undoes it
   return opened;
 }
@@ -75,13 +83,21 @@ Status DeviceSlots::open(const std::vector<std::vector<char>>& handles, int me) 
   return Status::Ok();
 }
 
-Status DeviceSlots::release(NodeTeam* team, double timeoutSeconds, bool abandon) {
-  Status status;
-  for (size_t j = 0; j < bases_.size(); ++j) {
-    if (static_cast<int>(j) == me_ || bases_[j] == nullptr) continue;
-    status.update(cudaCheck(cudaIpcCloseMemHandle(bases_[j]), "cudaIpcCloseMemHandle", STRATA_WHERE));
-    bases_[j] = nullptr;
-  }
+Status DeviceSlots::release(NodeTeam* team, double timeoutSeconds, bool abandon, const DeviceSyncSteps& steps) {
+  bool unmapped = false;
+  Status status = steps([&] {
+    unmapped = true;
+    Status closed;
+    for (size_t j = 0; j < bases_.size(); ++j) {
+      if (static_cast<int>(j) == me_ || bases_[j] == nullptr) continue;
+      closed.update(cudaCheck(cudaIpcCloseMemHandle(bases_[j]), "cudaIpcCloseMemHandle", STRATA_WHERE));
+      bases_[j] = nullptr;
+    }
+    return closed;
+  });
+  // The step could not run (another communicator's device work did not finish): the peers' slots
+  // stay mapped here, so this member must not tell them at the barrier that it is done with them.
+  if (!unmapped) abandon = true;
   if (!abandon && team != nullptr) {
     const auto deadline = std::chrono::steady_clock::now() +
                           std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(timeoutSeconds));
@@ -89,8 +105,8 @@ Status DeviceSlots::release(NodeTeam* team, double timeoutSeconds, bool abandon)
     if (!met.ok()) abandon = true;  // a member did not arrive: it may still read our slots
     status.update(met);
   }
-  if (!abandon && own_ != nullptr) status.update(cudaCheck(cudaFree(own_), "cudaFree", STRATA_WHERE));
-  own_ = nullptr;  // abandoned or freed: the destructor must not free it
+  if (!abandon && own_ != nullptr) status.update(steps([&] { return cudaCheck(cudaFree(own_), "cudaFree", STRATA_WHERE); }));
+  own_ = nullptr;  // abandoned or freed (or its free failed): the destructor must not free it
   bases_.clear();
   return status;
 }

@@ -52,21 +52,25 @@ Status exchangeNodeGpus(NodeTeam& team, double timeoutSeconds, NodeGpus* out) {
   return Status::Ok();
 }
 
-Status PeerNodeTeam::setUp(NodeTeam& team, size_t halfBytes, double timeoutSeconds,
+Status PeerNodeTeam::setUp(NodeTeam& team, size_t halfBytes, double timeoutSeconds, const DeviceSyncSteps& steps,
                            std::unique_ptr<PeerNodeTeam>* out) {
   out->reset();
   STRATA_REQUIRE(team.size() <= cuda::kMaxPeerRanks, strataInvalidUsage,
                  "peer collectives serve nodes of at most %d ranks (this one has %d)", cuda::kMaxPeerRanks, team.size());
-  std::unique_ptr<PeerNodeTeam> p(new PeerNodeTeam);
+  out->reset(new PeerNodeTeam);
+  PeerNodeTeam* p = out->get();  // from here on, release() undoes whatever was set up
   const size_t half = halfBytes / 16 * 16;
-  STRATA_CHECK(DeviceSlots::setUp(team, cuda::kPeerSignalBytes + half, timeoutSeconds, &p->slots_));
-  void* words = nullptr;
-  STRATA_CHECK_CUDA(cudaHostAlloc(&words, 64, cudaHostAllocMapped));
-  p->hostWords_ = static_cast<uint32_t*>(words);
-  std::memset(words, 0, 64);
+  STRATA_CHECK(DeviceSlots::setUp(team, cuda::kPeerSignalBytes + half, timeoutSeconds, steps, &p->slots_));
   void* deviceWords = nullptr;
-  STRATA_CHECK_CUDA(cudaHostGetDevicePointer(&deviceWords, words, 0));
-  STRATA_CHECK_CUDA(cudaEventCreateWithFlags(&p->last_, cudaEventDisableTiming));
+  STRATA_CHECK(steps([&] {
+    void* words = nullptr;
+    STRATA_CHECK_CUDA(cudaHostAlloc(&words, 64, cudaHostAllocMapped));
+    p->hostWords_ = static_cast<uint32_t*>(words);
+    std::memset(words, 0, 64);
+    STRATA_CHECK_CUDA(cudaHostGetDevicePointer(&deviceWords, words, 0));
+    STRATA_CHECK_CUDA(cudaEventCreateWithFlags(&p->last_, cudaEventDisableTiming));
+    return Status::Ok();
+  }));
   cuda::PeerNode& n = p->node_;
   const std::vector<char*>& bases = p->slots_->bases();
   for (int j = 0; j < team.size(); ++j) {
@@ -80,7 +84,6 @@ Status PeerNodeTeam::setUp(NodeTeam& team, size_t halfBytes, double timeoutSecon
   n.abortWord = static_cast<const volatile uint32_t*>(deviceWords) + kAbortWord;
   n.status = static_cast<uint32_t*>(deviceWords) + kStatusWords;
   n.timeoutNs = static_cast<unsigned long long>(timeoutSeconds * 1e9);
-  *out = std::move(p);
   return Status::Ok();
 }
 
@@ -98,7 +101,9 @@ Status PeerNodeTeam::kernelStatus() const {
   }
 }
 
-void PeerNodeTeam::abort() { static_cast<volatile uint32_t*>(hostWords_)[kAbortWord] = 1; }
+void PeerNodeTeam::abort() {
+  if (hostWords_ != nullptr) static_cast<volatile uint32_t*>(hostWords_)[kAbortWord] = 1;
+}
 
 Status PeerNodeTeam::run(cuda::PeerCall call, DataType type, RedOp op, cudaStream_t stream) {
   STRATA_CHECK(kernelStatus());
@@ -116,7 +121,7 @@ Status PeerNodeTeam::run(cuda::PeerCall call, DataType type, RedOp op, cudaStrea
   return Status::Ok();
 }
 
-Status PeerNodeTeam::release(NodeTeam* team, double timeoutSeconds, bool abandon) {
+Status PeerNodeTeam::release(NodeTeam* team, double timeoutSeconds, bool abandon, const DeviceSyncSteps& steps) {
   Status status;
   if (launched_) {
     // The last kernel may still read and signal the peers' buffers: it ends before they are
@@ -131,7 +136,7 @@ Status PeerNodeTeam::release(NodeTeam* team, double timeoutSeconds, bool abandon
       return done;
     }
   }
-  if (slots_ != nullptr) status.update(slots_->release(team, timeoutSeconds, abandon));
+  if (slots_ != nullptr) status.update(slots_->release(team, timeoutSeconds, abandon, steps));
   slots_.reset();
   return status;
 }

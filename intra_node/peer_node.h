@@ -42,10 +42,13 @@ Status exchangeNodeGpus(NodeTeam& team, double timeoutSeconds, NodeGpus* out);
 
 class PeerNodeTeam {
  public:
-  ~PeerNodeTeam();
+  ~PeerNodeTeam();  // frees the host-mapped words: a CUDA call that may wait for the device
   // Collective over the team, whose members each have their own GPU (exchangeNodeGpus).
-  // `halfBytes`: each half's capacity (rounded down to 16 bytes).
-  static Status setUp(NodeTeam& team, size_t halfBytes, double timeoutSeconds, std::unique_ptr<PeerNodeTeam>* out);
+  // `halfBytes`: each half's capacity (rounded down to 16 bytes). Its CUDA calls that may wait for
+  // the device run as `steps` (DeviceSyncSteps). Where it fails after the size check, `out` holds
+  // what was set up, for release().
+  static Status setUp(NodeTeam& team, size_t halfBytes, double timeoutSeconds, const DeviceSyncSteps& steps,
+                      std::unique_ptr<PeerNodeTeam>* out);
 
   // Enqueues one call on `stream`. An error from an earlier kernel (its timeout) is returned first.
   Status run(cuda::PeerCall call, DataType type, RedOp op, cudaStream_t stream);
@@ -58,8 +61,10 @@ class PeerNodeTeam {
   const cuda::PeerNode& node() const { return node_; }
   // The schedule of the last call (rounds and barriers: the device cost model's latency terms).
   const cuda::PeerSchedule& lastSchedule() const { return lastSchedule_; }
-  // Unmaps the peers' buffers, meets the team, frees this member's (see DeviceSlots::release).
-  Status release(NodeTeam* team, double timeoutSeconds, bool abandon);
+  // Unmaps the peers' buffers, meets the team, frees this member's (see DeviceSlots::release), each
+  // CUDA step as one of `steps`. The host-mapped words stay until the destructor: an abort may still
+  // write them.
+  Status release(NodeTeam* team, double timeoutSeconds, bool abandon, const DeviceSyncSteps& steps);
 
  private:
   PeerNodeTeam() = default;

@@ -53,8 +53,11 @@ class DeviceRuntime {
   // Whether the reserved staging and scratch hold a run that needs these sizes.
   virtual bool fits(size_t stagingBytes, size_t scratchBytes) const = 0;
   // Grows the staging and scratch to at least these sizes. Only while no run is in flight and no
-  // stream waits for one (the device path's allocation gate).
+  // stream waits for one (the device path's allocation gate), except as below.
   virtual Status reserve(size_t stagingBytes, size_t scratchBytes) = 0;
+  // Whether reserve() grows the scratch alone without waiting for the device (stream-ordered
+  // allocation on these queues' own stream): then only this runtime's own runs need have finished.
+  virtual bool growsScratchInStreamOrder() const = 0;
   // The reserved pinned host staging (an error if smaller than `bytes`: reserve first).
   virtual Status staging(size_t bytes, char** base) = 0;
   // The reserved device scratch (an error if smaller than `bytes`).

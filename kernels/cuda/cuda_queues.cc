@@ -21,6 +21,7 @@ class CudaQueues final : public DeviceRuntime {
   CudaQueues(int device, double timeoutSeconds) : device_(device), compute_(nullptr, timeoutSeconds) {}
   ~CudaQueues() override {
     cudaSetDevice(device_);
+    if (scratch_ != nullptr && streamOrdered_) cudaFreeAsync(scratch_, streams_[0]);
     for (cudaStream_t s : streams_) {
       if (s != nullptr) {
         cudaStreamSynchronize(s);
@@ -29,13 +30,16 @@ class CudaQueues final : public DeviceRuntime {
     }
     for (cudaEvent_t e : events_) cudaEventDestroy(e);
     if (staging_ != nullptr) cudaFreeHost(staging_);
-    if (scratch_ != nullptr) cudaFree(scratch_);
+    if (scratch_ != nullptr && !streamOrdered_) cudaFree(scratch_);
   }
 
   Status init() {
     STRATA_CHECK(cudaCheck(cudaSetDevice(device_), "cudaSetDevice", STRATA_WHERE));
     for (cudaStream_t& s : streams_) STRATA_CHECK(cudaCheck(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "cudaStreamCreate", STRATA_WHERE));
     compute_.setStream(streams_[0]);
+    int pools = 0;
+    streamOrdered_ = cudaDeviceGetAttribute(&pools, cudaDevAttrMemoryPoolsSupported, device_) == cudaSuccess && pools == 1;
+    cudaGetLastError();  // an attribute this driver does not know: not an error to keep
     return Status::Ok();
   }
 
@@ -76,8 +80,9 @@ class CudaQueues final : public DeviceRuntime {
   }
   Status reserve(size_t stagingBytes, size_t scratchBytes) override {
     STRATA_CHECK(grow(stagingBytes, &staging_, &stagingBytes_, true));
-    return grow(scratchBytes, &scratch_, &scratchBytes_, false);
+    return streamOrdered_ ? growInStreamOrder(scratchBytes) : grow(scratchBytes, &scratch_, &scratchBytes_, false);
   }
+  bool growsScratchInStreamOrder() const override { return streamOrdered_; }
   Status staging(size_t bytes, char** base) override {
     STRATA_REQUIRE(bytes <= stagingBytes_, strataInternalError,
                    "device queues: %zu bytes of staging needed, %zu reserved", bytes, stagingBytes_);
@@ -107,7 +112,23 @@ class CudaQueues final : public DeviceRuntime {
     return Status::Ok();
   }
 
+  // The scratch through the stream-ordered allocator on the compute stream: neither call waits for
+  // the device (cudaMalloc and cudaFree do, and would stall behind any stream of the process held
+  // for a ticket). Its other queues use it too, so the allocation is complete before it returns.
+  Status growInStreamOrder(size_t bytes) {
+    if (scratchBytes_ >= bytes || bytes == 0) return Status::Ok();
+    if (scratch_ != nullptr) STRATA_CHECK(cudaCheck(cudaFreeAsync(scratch_, streams_[0]), "cudaFreeAsync (device scratch)", STRATA_WHERE));
+    scratch_ = nullptr;
+    scratchBytes_ = 0;
+    const size_t want = roundUpPow2(bytes);
+    STRATA_CHECK(cudaCheck(cudaMallocAsync(&scratch_, want, streams_[0]), "cudaMallocAsync (device scratch)", STRATA_WHERE));
+    STRATA_CHECK(cudaCheck(cudaStreamSynchronize(streams_[0]), "cudaStreamSynchronize (device scratch)", STRATA_WHERE));
+    scratchBytes_ = want;
+    return Status::Ok();
+  }
+
   int device_;
+  bool streamOrdered_ = false;  // the device has the stream-ordered allocator
   CudaComputeBackend compute_;
   cudaStream_t streams_[kNumDeviceQueues] = {nullptr, nullptr, nullptr};
   std::vector<cudaEvent_t> events_;

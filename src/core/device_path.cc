@@ -109,8 +109,22 @@ Status runPlan(strataComm* comm, DevicePath& path, const CachedPlan& cached, con
 // stream of the process waits for a ticket is the deadlock of a GPU (the driver may hold a lock
 // the progress thread needs). So every allocation of the device path (first setup, growth of the
 // staging and scratch, teardown) happens with the allocation gate held and every path of the process
-// drained; a collective is queued with it held, so none slips in between.
+// drained; a collective is queued with it held, so none slips in between. Setup and teardown
+// exchange with their peers between gated steps (gatedSteps), and a call agrees on its plan before
+// it takes the gate: else two threads setting up two communicators would deadlock against a peer
+// process whose threads set them up in the other order, each process's gate held by the thread its
+// peer's other thread waits for. The one wait on other processes left under the gate is the drain
+// itself (queued work finishes with its peers): at setup (buildPath), at teardown, and where a call outgrows its communicator's scratch on a device without the
+// stream-ordered allocator (reserveFor). Two threads whose
+// communicators grow so at once, in opposite orders on two processes, wait there to the bound.
 std::mutex& allocationGate() {
+  static std::mutex* m = new std::mutex;
+  return *m;
+}
+// Guards comm->devicePath where another thread reads it (an abort, which must not wait for the
+// allocation gate) against its publication and its teardown; the communicator's own calls read it
+// without (one collective at a time per communicator). Never held across a wait.
+std::mutex& publishedPaths() {
   static std::mutex* m = new std::mutex;
   return *m;
 }
@@ -125,10 +139,28 @@ Status quiesceAllPaths(const WaitPolicy& policy) {
   return Status::Ok();
 }
 
-// With the allocation gate held: the staging and scratch hold a run of `cached`.
-Status reserveFor(strataComm* comm, DevicePath& path, const CachedPlan& cached) {
+// Each step with the allocation gate held and every path drained first (DeviceSyncSteps).
+DeviceSyncSteps gatedSteps(const WaitPolicy& policy) {
+  return [policy](const std::function<Status()>& step) {
+    std::lock_guard<std::mutex> allocating(allocationGate());
+    STRATA_CHECK(quiesceAllPaths(policy));
+    return step();
+  };
+}
+
+// Makes the staging and scratch hold a run of `cached`, and returns with the allocation gate
+// (`allocating`) held. Scratch alone grows in stream order where the device can (no wait for the
+// device, so no other communicator's work need finish): before the gate, after this
+// communicator's own queued runs, which use the old scratch and finish with the same calls on
+// every rank. Else every path is drained with the gate held.
+Status reserveFor(strataComm* comm, DevicePath& path, const CachedPlan& cached, std::unique_lock<std::mutex>* allocating) {
   const size_t staging = path.awareMpi || !hasMessages(cached.plan) ? 0 : path.staging.bytes();
   const size_t scratch = cached.plan.scratchCount * cached.args.elemSize();
+  if (!path.queues->fits(staging, scratch) && path.queues->fits(staging, 0) && path.queues->growsScratchInStreamOrder()) {
+    STRATA_CHECK(path.progress.drain(comm->wait));
+    STRATA_CHECK(path.queues->reserve(0, scratch));
+  }
+  *allocating = std::unique_lock<std::mutex>(allocationGate());
   if (path.queues->fits(staging, scratch)) return Status::Ok();
   STRATA_CHECK(quiesceAllPaths(comm->wait));
   return path.queues->reserve(staging, scratch);
@@ -146,18 +178,22 @@ bool askMpiCudaAware(int configured) {
 // Device slots for the node team (intra_node/device_slots.h), set up through the team itself;
 // comm->deviceNodeTeam then says whether every rank of the communicator has them (else no rank uses
 // device node ops, so all ranks choose among the same algorithms).
-Status setUpIpcSlots(strataComm* comm, DevicePath& path) {
+Status setUpIpcSlots(strataComm* comm, DevicePath& path, const DeviceSyncSteps& steps) {
   comm->deviceNodeTeam = false;
   NodeTeam& team = *comm->nodeTeam;
   // 16 MiB by default: a 256 MiB allreduce then takes 16 rounds on 2 ranks.
   const size_t slotBytes = comm->config.deviceSlotBytes;
   std::unique_ptr<DeviceSlots> slots;
-  const Status s = DeviceSlots::setUp(team, slotBytes, comm->config.timeoutSeconds, &slots);
+  const Status s = DeviceSlots::setUp(team, slotBytes, comm->config.timeoutSeconds, steps, &slots);
   int mineOk = s.ok() ? 1 : 0, allOk = 0;
-  STRATA_CHECK_MPI(MPI_Allreduce(&mineOk, &allOk, 1, MPI_INT, MPI_MIN, comm->comm));
+  const int rc = MPI_Allreduce(&mineOk, &allOk, 1, MPI_INT, MPI_MIN, comm->comm);
+  if (rc != MPI_SUCCESS) {
+    (void)slots.release();  // peers may have mapped them, and no barrier can be met: left allocated
+    return mpiError("MPI_Allreduce (device slots)", rc, STRATA_WHERE);
+  }
   if (allOk != 1) {
     // Nobody uses them: each closes what it opened and frees its own after the team's barrier.
-    if (slots != nullptr) STRATA_CHECK(slots->release(&team, comm->config.timeoutSeconds, false));
+    if (slots != nullptr) STRATA_CHECK(slots->release(&team, comm->config.timeoutSeconds, false, steps));
     if (!s.ok()) STRATA_WARN("device node slots unavailable (%s): device calls run flat plans", s.message().c_str());
     return Status::Ok();
   }
@@ -169,18 +205,27 @@ Status setUpIpcSlots(strataComm* comm, DevicePath& path) {
 
 // The peer collectives' buffers (intra_node/peer_node.h), for a communicator that is one node
 // whose ranks each have their own GPU (`ownGpus`). Every rank learns whether every rank has them.
-Status setUpPeerTeam(strataComm* comm, DevicePath& path, bool ownGpus) {
+Status setUpPeerTeam(strataComm* comm, DevicePath& path, bool ownGpus, const DeviceSyncSteps& steps) {
   if (comm->nodeTeam == nullptr || comm->topology.numNodes() != 1 || comm->nodeTeam->size() != comm->size ||
       comm->config.peerHalfBytes == 0) {
     return Status::Ok();
   }
   if (!ownGpus) return Status::Ok();  // one GPU per member, or no peer collectives
   std::unique_ptr<PeerNodeTeam> peer;
-  const Status s = PeerNodeTeam::setUp(*comm->nodeTeam, comm->config.peerHalfBytes, comm->config.timeoutSeconds, &peer);
+  const Status s =
+      PeerNodeTeam::setUp(*comm->nodeTeam, comm->config.peerHalfBytes, comm->config.timeoutSeconds, steps, &peer);
   int mineOk = s.ok() && peer != nullptr ? 1 : 0, allOk = 0;
-  STRATA_CHECK_MPI(MPI_Allreduce(&mineOk, &allOk, 1, MPI_INT, MPI_MIN, comm->comm));
+  const int rc = MPI_Allreduce(&mineOk, &allOk, 1, MPI_INT, MPI_MIN, comm->comm);
+  if (rc != MPI_SUCCESS) {
+    (void)peer.release();  // as for the device slots
+    return mpiError("MPI_Allreduce (peer buffers)", rc, STRATA_WHERE);
+  }
   if (allOk != 1) {
-    if (peer != nullptr) STRATA_CHECK(peer->release(comm->nodeTeam.get(), comm->config.timeoutSeconds, false));
+    if (peer != nullptr) {
+      const Status released = peer->release(comm->nodeTeam.get(), comm->config.timeoutSeconds, false, steps);
+      destroyInStep(peer, steps);
+      STRATA_CHECK(released);
+    }
     if (!s.ok()) STRATA_WARN("peer collectives unavailable (%s): node rounds go through the host", s.message().c_str());
     return Status::Ok();
   }
@@ -260,22 +305,25 @@ Status pointerDevice(const void* p, int* device) {
   return Status::Ok();
 }
 
-// With the allocation gate held.
-Status ensurePath(strataComm* comm, int device, DevicePath** out) {
-  if (DevicePath* existing = comm->devicePath; existing != nullptr) {
-    STRATA_REQUIRE(existing->device == device, strataInvalidUsage,
-                   "this communicator runs its device collectives on device %d; the buffers are on device %d",
-                   existing->device, device);
-    *out = existing;
-    return Status::Ok();
-  }
-  STRATA_CHECK(quiesceAllPaths(comm->wait));
-  auto path = std::make_unique<DevicePath>();
+// Sets up `path` for `comm`, its CUDA calls that may wait for the device as gated `steps`. While a
+// step drains this process's paths, no peer has queued a call on this communicator (a first call
+// agrees on its plan with every rank before it is queued), so the work it waits for is another
+// communicator's, whose peers' calls no step of this setup holds back (with three communicators
+// or more, steps of setups under way at once in several processes can still hold each other's
+// calls back, and end at the bound).
+Status buildPath(strataComm* comm, int device, const DeviceSyncSteps& steps, DevicePath* path) {
   path->device = device;
   path->staging = StagingPool::sized(comm->config.stageChunkBytes, comm->config.stageSlots);
-  STRATA_CHECK(makeCudaQueues(device, comm->config.timeoutSeconds, &path->queues));
-  // Every kernel the path may launch, loaded before any stream is held (cuda_kernels.h).
-  STRATA_CHECK(cuda::preloadKernels());
+  path->awareMpi = askMpiCudaAware(comm->config.cudaAwareMpi);
+  STRATA_CHECK(steps([&] {
+    STRATA_CHECK(makeCudaQueues(device, comm->config.timeoutSeconds, &path->queues));
+    // The staging pool (its size is fixed) now, wherever a call may stage a message: grown at a
+    // first staged call instead, it would drain every communicator's queued work with the gate
+    // held, a wait on other processes (above).
+    if (!path->awareMpi && comm->size > 1) STRATA_CHECK(path->queues->reserve(path->staging.bytes(), 0));
+    // Every kernel the path may launch, loaded before any stream is held (cuda_kernels.h).
+    return cuda::preloadKernels();
+  }));
   STRATA_CHECK(loadDeviceParams(comm->config.deviceParamsFile, &path->params));
   // How the node's members hold their GPUs: the peer collectives need one each, and members that
   // share one run synchronously by default (device_mode.h).
@@ -289,15 +337,11 @@ Status ensurePath(strataComm* comm, int device, DevicePath** out) {
   STRATA_CHECK(chooseDeviceMode(comm->config, level == MPI_THREAD_MULTIPLE, std::getenv("CUDA_LAUNCH_BLOCKING"),
                                 std::getenv("CUDA_DEVICE_MAX_CONNECTIONS"), gpus.shared, &mode));
   path->async = mode.async;
+  if (path->async) STRATA_CHECK(steps([&] { return path->gate.init(comm->config.streamGate); }));
+  if (comm->nodeTeam != nullptr) STRATA_CHECK(setUpIpcSlots(comm, *path, steps));
+  STRATA_CHECK(setUpPeerTeam(comm, *path, gpus.own, steps));
   if (path->async) {
-    STRATA_CHECK(path->gate.init(comm->config.streamGate));
-  }
-  if (comm->nodeTeam != nullptr) STRATA_CHECK(setUpIpcSlots(comm, *path));
-  STRATA_CHECK(setUpPeerTeam(comm, *path, gpus.own));
-  path->awareMpi = askMpiCudaAware(comm->config.cudaAwareMpi);
-  if (path->async) {
-    DevicePath* raw = path.get();
-    path->progress.start([device] { cudaSetDevice(device); }, [raw](uint32_t ticket) { raw->gate.release(ticket); },
+    path->progress.start([device] { cudaSetDevice(device); }, [path](uint32_t ticket) { path->gate.release(ticket); },
                          &comm->aborted);
   }
   STRATA_INFO("device collectives on device %d: %s%s, MPI %s, node collectives %s", device, mode.why.c_str(),
@@ -306,15 +350,41 @@ Status ensurePath(strataComm* comm, int device, DevicePath** out) {
                                            : ", streams held by a polling kernel",
               path->awareMpi ? "device-aware" : "staged through pinned host chunks",
               path->peer ? "as single kernels over peer memory" : "in host-synchronised rounds");
+  return Status::Ok();
+}
+
+// Not under the allocation gate: the setup's exchanges with the other ranks run between its gated
+// steps. A path that failed to build is freed in a step (or, where none can run, left allocated).
+Status ensurePath(strataComm* comm, int device, DevicePath** out) {
+  if (DevicePath* existing = comm->devicePath; existing != nullptr) {
+    STRATA_REQUIRE(existing->device == device, strataInvalidUsage,
+                   "this communicator runs its device collectives on device %d; the buffers are on device %d",
+                   existing->device, device);
+    *out = existing;
+    return Status::Ok();
+  }
+  const DeviceSyncSteps steps = gatedSteps(comm->wait);
+  auto path = std::make_unique<DevicePath>();
+  const Status built = buildPath(comm, device, steps, path.get());
+  if (!built.ok()) {
+    if (path->slots != nullptr && comm->nodeTeam != nullptr) comm->nodeTeam->attachDeviceSlots({}, 0);
+    comm->deviceNodeTeam = false;
+    path->progress.stop();
+    destroyInStep(path, steps);
+    return built;
+  }
+  std::lock_guard<std::mutex> allocating(allocationGate());
+  std::lock_guard<std::mutex> published(publishedPaths());
   comm->devicePath = path.release();
   livePaths().push_back(comm->devicePath);
   *out = comm->devicePath;
   return Status::Ok();
 }
 
-// Queues the collective for the progress thread and makes `stream` wait for its ticket.
+// Queues the collective for the progress thread and makes `stream` wait for its ticket, with the
+// allocation gate (`allocating`) held until it is queued.
 Status enqueueOnStream(strataComm* comm, DevicePath& path, std::shared_ptr<CachedPlan> cached, const void* send,
-                       void* recv, unsigned long long seq, cudaStream_t stream) {
+                       void* recv, unsigned long long seq, cudaStream_t stream, std::unique_lock<std::mutex>& allocating) {
   cudaEvent_t ready = nullptr;
   {
     std::lock_guard<std::mutex> lock(path.eventsMutex);
@@ -348,6 +418,7 @@ Status enqueueOnStream(strataComm* comm, DevicePath& path, std::shared_ptr<Cache
   // the fallback kernel's bound lies beyond the progress thread's own, so it fires only when that
   // thread is stuck.
   const Status held = path.gate.hold(stream, ticket, 2 * comm->config.timeoutSeconds + 10);
+  allocating.unlock();
   if (!held.ok()) {
     // Queued, but the stream is not held: the call completes here, before it returns its error, so
     // nothing the caller queues on the stream afterwards runs before it. If it cannot complete in
@@ -382,7 +453,6 @@ Status runDeviceCollective(strataComm* comm, const CollectiveArgs& args, const v
   STRATA_REQUIRE(capture == cudaStreamCaptureStatusNone, strataInvalidUsage,
                  "the stream is being captured into a CUDA graph: Strata's collectives wait for a progress thread, "
                  "which a graph cannot replay; call them outside the capture");
-  std::unique_lock<std::mutex> allocating(allocationGate());
   DevicePath* path = nullptr;
   STRATA_CHECK(ensurePath(comm, device, &path));
   if (path->async) {
@@ -397,12 +467,15 @@ Status runDeviceCollective(strataComm* comm, const CollectiveArgs& args, const v
   bool peer = false;
   PeerAlgorithm peerAlgorithm = PeerAlgorithm::kAllReduceOneShot;
   STRATA_CHECK(choosePeerAlgorithm(comm, *path, args, &peer, &peerAlgorithm));
+  // The peer kernels hold no stream for a ticket, so they are launched without the gate; the plan
+  // is agreed (a wait for the peers) before the gate is taken.
   if (peer) return runPeerCollective(comm, *path, args, peerAlgorithm, send, recv, stream);
   std::shared_ptr<CachedPlan> cached;
   Status s = planFor(comm, args, &cached);
   if (!s.ok()) return s.withContext(strformat("%s #%llu", collectiveName(args.coll), seq));
-  STRATA_CHECK(reserveFor(comm, *path, *cached));
-  if (path->async) return enqueueOnStream(comm, *path, std::move(cached), send, recv, seq, stream);
+  std::unique_lock<std::mutex> allocating;
+  STRATA_CHECK(reserveFor(comm, *path, *cached, &allocating));
+  if (path->async) return enqueueOnStream(comm, *path, std::move(cached), send, recv, seq, stream, allocating);
   allocating.unlock();
   STRATA_CHECK(waitForStreamWork(stream, comm->wait));
   s = runPlan(comm, *path, *cached, send, recv, seq, comm->phaseTimes);
@@ -449,6 +522,7 @@ bool lastPeerSchedule(const strataComm* comm, double* rounds, double* barriers) 
 
 void abortDevicePath(strataComm* comm) {
 #ifdef STRATA_HAVE_CUDA
+  std::lock_guard<std::mutex> published(publishedPaths());
   if (comm->devicePath != nullptr && comm->devicePath->peer != nullptr) comm->devicePath->peer->abort();
 #else
   (void)comm;
@@ -460,29 +534,40 @@ void stopDevicePath(strataComm* comm) {
   if (path == nullptr) return;
   path->progress.stop();  // the queue drains first: every ticket is written, every stream released
 #ifdef STRATA_HAVE_CUDA
-  std::lock_guard<std::mutex> allocating(allocationGate());
-  auto& live = livePaths();
-  live.erase(std::remove(live.begin(), live.end(), path), live.end());
-  // Not abortable: other communicators' device work must finish before the slots go, aborted or not.
+  {
+    std::lock_guard<std::mutex> allocating(allocationGate());
+    auto& live = livePaths();
+    live.erase(std::remove(live.begin(), live.end(), path), live.end());
+  }
+  // Not abortable: other communicators' device work must finish before the slots go, aborted or
+  // not. Each release meets the node's team between its gated steps; a step that cannot run
+  // (another communicator's work did not finish) leaves what it would have freed allocated.
   WaitPolicy unabortable = comm->wait;
   unabortable.abortFlag = nullptr;
-  Status quiet = quiesceAllPaths(unabortable);
-  if (!quiet.ok()) STRATA_WARN("destroying a communicator: %s", quiet.message().c_str());
+  const DeviceSyncSteps steps = gatedSteps(unabortable);
   if (path->peer != nullptr) {
-    const bool abandon = comm->aborted.load() || !quiet.ok();
-    Status s = path->peer->release(comm->nodeTeam.get(), comm->config.timeoutSeconds, abandon);
+    Status s = path->peer->release(comm->nodeTeam.get(), comm->config.timeoutSeconds, comm->aborted.load(), steps);
     if (!s.ok()) STRATA_WARN("releasing the peer buffers: %s", s.message().c_str());
   }
   if (path->slots != nullptr) {
     if (comm->nodeTeam != nullptr) comm->nodeTeam->attachDeviceSlots({}, 0);
-    const bool abandon = comm->aborted.load() || !quiet.ok();
-    Status s = path->slots->release(comm->nodeTeam.get(), comm->config.timeoutSeconds, abandon);
+    Status s = path->slots->release(comm->nodeTeam.get(), comm->config.timeoutSeconds, comm->aborted.load(), steps);
     if (!s.ok()) STRATA_WARN("releasing the device node slots: %s", s.message().c_str());
   }
-  for (void* e : path->freeEvents) cudaEventDestroy(static_cast<cudaEvent_t>(e));
-#endif
-  delete path;
+  {
+    std::lock_guard<std::mutex> published(publishedPaths());  // an abort no longer finds it
+    comm->devicePath = nullptr;
+  }
+  const Status freed = steps([&] {
+    for (void* e : path->freeEvents) cudaEventDestroy(static_cast<cudaEvent_t>(e));
+    delete path;
+    return Status::Ok();
+  });
+  if (!freed.ok()) STRATA_WARN("destroying a communicator: its device queues stay allocated: %s", freed.message().c_str());
+#else
   comm->devicePath = nullptr;
+  delete path;
+#endif
 }
 
 }  // namespace strata

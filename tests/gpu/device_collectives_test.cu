@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "inter_node/executor.h"
@@ -249,6 +250,61 @@ TEST_F(DeviceCollectives, TwoCommunicatorsOnTwoStreams) {
   EXPECT_EQ(xb.hostAs<float>()[0], static_cast<float>(2 * pk));
   cudaStreamDestroy(sa);
   cudaStreamDestroy(sb);
+}
+
+// Two threads per rank, each making the first device call of its own communicator, the even ranks
+// starting A's thread first and the odd ranks B's: each communicator's setup waits for its peers'
+// setup, so a process that held one lock across its setup (the device path's allocation gate)
+// would wait for the other process's other thread, which waits for the first's lock.
+TEST_F(DeviceCollectives, TwoThreadsSetUpTwoCommunicatorsInOppositeOrders) {
+  if (worldSize() < 2) GTEST_SKIP() << "needs peers whose setup order differs";
+  int level = MPI_THREAD_SINGLE;
+  MPI_Query_thread(&level);
+  if (level != MPI_THREAD_MULTIPLE) GTEST_SKIP() << "needs MPI_THREAD_MULTIPLE";
+  strataConfig_t config = STRATA_CONFIG_INITIALIZER;
+  config.timeoutSeconds = 20;
+  setenv("STRATA_RANKS_PER_NODE", testShape().c_str(), 1);
+  strataComm_t comms[2] = {nullptr, nullptr};
+  const strataResult_t madeA = strataCommInitMpi(&comms[0], MPI_COMM_WORLD, &config);
+  const strataResult_t madeB = strataCommInitMpi(&comms[1], MPI_COMM_WORLD, &config);
+  unsetenv("STRATA_RANKS_PER_NODE");
+  ASSERT_EQ(madeA, strataSuccess);
+  ASSERT_EQ(madeB, strataSuccess);
+  const int p = worldSize();
+  const size_t n = 4099;
+  // Buffers and streams made here and freed after the threads: an allocation or free in a thread
+  // while the other communicator holds its stream would wait for the device (README, "Allocation").
+  int device = 0;
+  ASSERT_EQ(cudaGetDevice(&device), cudaSuccess);
+  DeviceBytes xa(std::vector<float>(n, 1.0f)), xb(std::vector<float>(n, 2.0f));
+  DeviceBytes* x[2] = {&xa, &xb};
+  cudaStream_t streams[2] = {nonBlockingStream(), nonBlockingStream()};
+  std::string why[2];
+  const auto firstCalls = [&](int k) {
+    cudaSetDevice(device);  // the current device is the thread's own
+    for (int call = 0; call < 3 && why[k].empty(); ++call) {
+      const strataResult_t rc =
+          strataAllReduce(x[k]->ptr(), x[k]->ptr(), n, strataFloat32, strataSum, comms[k], streams[k]);
+      if (rc != strataSuccess) why[k] = std::string("allreduce: ") + strataGetLastError(comms[k]);
+    }
+    if (why[k].empty() && cudaStreamSynchronize(streams[k]) != cudaSuccess) why[k] = "cudaStreamSynchronize failed";
+  };
+  const int first = worldRank() % 2;
+  std::thread early(firstCalls, first);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // its setup is under way
+  std::thread late(firstCalls, 1 - first);
+  early.join();
+  late.join();
+  for (int k = 0; k < 2; ++k) {
+    const float want = static_cast<float>((k + 1) * p * p * p), got = x[k]->hostAs<float>()[n - 1];
+    if (why[k].empty() && got != want) why[k] = "the result is " + std::to_string(got) + ", not " + std::to_string(want);
+    cudaStreamDestroy(streams[k]);
+  }
+  EXPECT_TRUE(why[0].empty()) << "communicator A: " << why[0];
+  EXPECT_TRUE(why[1].empty()) << "communicator B: " << why[1];
+  EXPECT_TRUE(allRanksOk(why[0].empty() && why[1].empty()));
+  EXPECT_EQ(strataCommDestroy(comms[0]), strataSuccess);
+  EXPECT_EQ(strataCommDestroy(comms[1]), strataSuccess);
 }
 
 // Stream 0, the legacy default stream: the input's delayed kernel and the output's copy run there,
