@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <cstdlib>
+#include <deque>
 #include <set>
 
 #include "inter_node/mpi_check.h"
@@ -19,6 +20,10 @@ std::mutex& registryMutex() {
 std::set<strataComm_t>& registry() {
   static std::set<strataComm_t> r;
   return r;
+}
+std::deque<void*>& quarantine() {  // under registryMutex()
+  static auto* q = new std::deque<void*>;
+  return *q;
 }
 
 void freeComms(strataComm* c) {
@@ -276,6 +281,25 @@ fail:
   freeComms(c.get());
   return status;
 }
+
+}  // namespace strata
+
+void* strataComm::operator new(size_t bytes) { return ::operator new(bytes); }
+void strataComm::operator delete(void* p) {
+  void* evicted = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(strata::registryMutex());
+    auto& q = strata::quarantine();
+    q.push_back(p);
+    if (q.size() > kQuarantined) {
+      evicted = q.front();
+      q.pop_front();
+    }
+  }
+  ::operator delete(evicted);
+}
+
+namespace strata {
 
 Status destroyComm(strataComm_t comm) {
   stopDevicePath(comm);  // queued device work first: it uses the MPI communicators freed below

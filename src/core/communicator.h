@@ -73,6 +73,13 @@ struct strataComm {
   static constexpr unsigned long long kMagic = 0x5354524154414331ull;  // "STRATAC1"
   unsigned long long magic = kMagic;
 
+  // A destroyed communicator's memory is held back while the next kQuarantined are destroyed
+  // (communicator.cc), so a new communicator never takes the address of a recent one: a handle
+  // used after its destroy is refused as not live instead of reaching whatever took its place.
+  static constexpr size_t kQuarantined = 64;
+  static void* operator new(size_t bytes);
+  static void operator delete(void* p);
+
   MPI_Comm comm = MPI_COMM_NULL;      // our duplicate: no tag can clash with the caller's traffic
   MPI_Comm nodeComm = MPI_COMM_NULL;  // the node team
   MPI_Comm laneComm = MPI_COMM_NULL;  // the lane

@@ -96,6 +96,26 @@ TEST_F(Negative, NullAndDestroyedCommunicators) {
   EXPECT_TRUE(recvUntouched());
 }
 
+// A handle kept past its destroy: the communicators created after it never take its address
+// (malloc would hand the freed block of the same size to the next one), so the stale handle is
+// still refused instead of reaching a new communicator.
+TEST_F(Negative, AHandleUsedAfterItsDestroyDoesNotReachANewCommunicator) {
+  strataComm_t stale = nullptr;
+  ASSERT_EQ(strataCommInitMpi(&stale, MPI_COMM_WORLD, nullptr), strataSuccess);
+  ASSERT_EQ(strataCommDestroy(stale), strataSuccess);
+  std::vector<strataComm_t> fresh(4, nullptr);
+  for (strataComm_t& c : fresh) {
+    ASSERT_EQ(strataCommInitMpi(&c, MPI_COMM_WORLD, nullptr), strataSuccess);
+    EXPECT_NE(c, stale);
+  }
+  int n = 0;
+  EXPECT_EQ(strataCommCount(stale, &n), strataInvalidArgument);
+  EXPECT_EQ(strataAllReduce(send_.data(), recv_.data(), 4, strataFloat32, strataSum, stale, nullptr), strataInvalidArgument);
+  EXPECT_TRUE(contains(strataGetLastError(stale), "not a live communicator")) << strataGetLastError(stale);
+  EXPECT_TRUE(recvUntouched());
+  for (strataComm_t c : fresh) EXPECT_EQ(strataCommDestroy(c), strataSuccess);
+}
+
 TEST_F(Negative, BadConfig) {
   strataComm_t c = nullptr;
   strataConfig_t config = STRATA_CONFIG_INITIALIZER;
