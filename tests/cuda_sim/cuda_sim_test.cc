@@ -368,7 +368,8 @@ TEST(CudaSimDeathTest, AllocatingWhileAStreamWaitsForAValueIsADeadlock) {
 }
 
 // The stream-ordered allocator waits for no work: beside the same held stream, cudaMallocAsync and
-// cudaFreeAsync succeed, and the free runs on its stream after the work enqueued before it.
+// cudaFreeAsync succeed, and the free runs on its stream after the work enqueued before it. Its
+// memory is a pool's, which cudaIpcGetMemHandle does not export.
 TEST(CudaSim, StreamOrderedAllocationWaitsForNoOtherStream) {
   int pools = 0;
   ASSERT_EQ(cudaDeviceGetAttribute(&pools, cudaDevAttrMemoryPoolsSupported, 0), cudaSuccess);
@@ -382,6 +383,9 @@ TEST(CudaSim, StreamOrderedAllocationWaitsForNoOtherStream) {
   ASSERT_EQ(cuStreamWaitValue32(held, reinterpret_cast<CUdeviceptr>(flag), 1, CU_STREAM_WAIT_VALUE_GEQ), CUDA_SUCCESS);
   void* p = nullptr;
   ASSERT_EQ(cudaMallocAsync(&p, 1 << 20, own), cudaSuccess);
+  cudaIpcMemHandle_t handle;
+  EXPECT_EQ(cudaIpcGetMemHandle(&handle, p), cudaErrorInvalidValue);  // a pool's memory: no CUDA IPC
+  cudaGetLastError();
   ASSERT_EQ(cudaMemsetAsync(p, 0x5A, 1 << 20, own), cudaSuccess);
   unsigned char back = 0;
   ASSERT_EQ(cudaMemcpyAsync(&back, static_cast<char*>(p) + 12345, 1, cudaMemcpyDeviceToHost, own), cudaSuccess);

@@ -119,6 +119,8 @@ bool findAllocation(const void* p, Allocation* out) {
 }
 
 cudaError_t allocateDevice(void** p, size_t bytes, bool implicitSync) {
+  // The stream-ordered calls (no implicit synchronisation) allocate from the device's memory pool.
+  const bool streamOrdered = !implicitSync;
   *p = nullptr;
   if (bytes == 0) return cudaSuccess;
   if (implicitSync) {
@@ -137,6 +139,7 @@ cudaError_t allocateDevice(void** p, size_t bytes, bool implicitSync) {
     return rc;
   }
   a.kind = AllocKind::kDevice;
+  a.streamOrdered = streamOrdered;
   a.device = currentDevice();
   a.home = a.device;
   a.id = table().nextId.fetch_add(1) | (static_cast<uint64_t>(getpid()) << 32);
@@ -267,6 +270,11 @@ cudaError_t ipcExport(cudaIpcMemHandle_t* handle, void* p) {
     return fail(cudaErrorInvalidValue,
                 "cudaIpcGetMemHandle(%p): not the base of its allocation (%p); CUDA exports whole allocations", p,
                 reinterpret_cast<void*>(a.base));
+  }
+  if (a.streamOrdered) {
+    // A pool's memory is shared through the pool's own export (cudaMemPoolExportPointer), not this
+    // call: what a CUDA-aware MPI that maps device buffers over CUDA IPC trips on.
+    return fail(cudaErrorInvalidValue, "cudaIpcGetMemHandle(%p): memory from cudaMallocAsync (a memory pool's)", p);
   }
   {
     std::unique_lock<std::shared_mutex> lock(table().mutex);

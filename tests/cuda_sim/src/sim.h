@@ -111,6 +111,7 @@ struct Allocation {
   IpcHeader* header = nullptr;
   uint64_t id = 0;
   bool exported = false;
+  bool streamOrdered = false;  // from cudaMallocAsync: a memory pool's, which CUDA IPC cannot export
 };
 
 // Returns false when `p` is in no allocation of this process.
