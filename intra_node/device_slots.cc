@@ -29,14 +29,18 @@ Status DeviceSlots::setUp(NodeTeam& team, size_t slotBytes, double timeoutSecond
   std::unique_ptr<DeviceSlots> slots;
   const Status allocated = steps([&] { return allocate(slotBytes, &slots, mine.handle); });
   mine.ok = allocated.ok() ? 1 : 0;
-  // Where setting up stops before the mapping, nobody mapped ours: they are freed in a step.
+  // Where a member could not allocate, every member saw it and nobody mapped ours: they are freed
+  // in a step.
   const auto discard = [&](Status why) {
     destroyInStep(slots, steps);
     return why;
   };
   std::vector<Entry> all(static_cast<size_t>(team.size()));
   const Status exchanged = team.exchange(&mine, sizeof mine, all.data(), timeoutSeconds);
-  if (!exchanged.ok()) return discard(exchanged);
+  if (!exchanged.ok()) {
+    (void)slots.release();  // the peers may have read our handle before the exchange failed here: kept
+    return exchanged;
+  }
   STRATA_CHECK(allocated);
   // Nobody maps anything unless every member has its slots.
   for (int j = 0; j < team.size(); ++j) {

@@ -26,7 +26,7 @@ Status myPciAddress(PciAddress* out) {
 
 PeerNodeTeam::~PeerNodeTeam() {
   if (last_ != nullptr) cudaEventDestroy(last_);
-  if (hostWords_ != nullptr) cudaFreeHost(hostWords_);
+  if (hostWords_ != nullptr && !wordsLeaked_) cudaFreeHost(hostWords_);
 }
 
 Status exchangeNodeGpus(NodeTeam& team, double timeoutSeconds, NodeGpus* out) {
@@ -132,7 +132,7 @@ Status PeerNodeTeam::release(NodeTeam* team, double timeoutSeconds, bool abandon
     const Status done = waitForEvent(last_, policy, "the last peer collective kernel");
     if (!done.ok()) {
       (void)slots_.release();  // leaked on purpose: its destructor would unmap and free
-      hostWords_ = nullptr;
+      wordsLeaked_ = true;     // the kernel may still read them; an abort may still write them
       return done;
     }
   }

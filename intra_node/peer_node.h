@@ -71,6 +71,7 @@ class PeerNodeTeam {
   std::unique_ptr<DeviceSlots> slots_;
   cuda::PeerNode node_;
   uint32_t* hostWords_ = nullptr;  // pinned and mapped: [0] abort, then the status words
+  bool wordsLeaked_ = false;       // a kernel outlived release(): the words are never freed
   uint32_t barriers_ = 0;
   uint64_t rounds_ = 0;
   cudaEvent_t last_ = nullptr;  // the previous call's completion

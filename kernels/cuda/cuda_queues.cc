@@ -18,15 +18,19 @@ size_t roundUpPow2(size_t bytes) {
 
 class CudaQueues final : public DeviceRuntime {
  public:
-  CudaQueues(int device, double timeoutSeconds) : device_(device), compute_(nullptr, timeoutSeconds) {}
+  CudaQueues(int device, double timeoutSeconds)
+      : device_(device), timeoutSeconds_(timeoutSeconds), compute_(nullptr, timeoutSeconds) {}
   ~CudaQueues() override {
     cudaSetDevice(device_);
-    if (scratch_ != nullptr && streamOrdered_) cudaFreeAsync(scratch_, streams_[0]);
     for (cudaStream_t s : streams_) {
-      if (s != nullptr) {
-        cudaStreamSynchronize(s);
-        cudaStreamDestroy(s);
-      }
+      if (s != nullptr) cudaStreamSynchronize(s);
+    }
+    // Every queue is done with the scratch: freed on the first, which then finishes the free.
+    if (scratch_ != nullptr && streamOrdered_ && cudaFreeAsync(scratch_, streams_[0]) == cudaSuccess) {
+      cudaStreamSynchronize(streams_[0]);
+    }
+    for (cudaStream_t s : streams_) {
+      if (s != nullptr) cudaStreamDestroy(s);
     }
     for (cudaEvent_t e : events_) cudaEventDestroy(e);
     if (staging_ != nullptr) cudaFreeHost(staging_);
@@ -114,20 +118,39 @@ class CudaQueues final : public DeviceRuntime {
 
   // The scratch through the stream-ordered allocator on the compute stream: neither call waits for
   // the device (cudaMalloc and cudaFree do, and would stall behind any stream of the process held
-  // for a ticket). Its other queues use it too, so the allocation is complete before it returns.
+  // for a ticket). The old scratch is freed after whatever the other queues still have of it; the
+  // other queues use the new one too, so it is complete (a bounded wait) before this returns.
   Status growInStreamOrder(size_t bytes) {
     if (scratchBytes_ >= bytes || bytes == 0) return Status::Ok();
-    if (scratch_ != nullptr) STRATA_CHECK(cudaCheck(cudaFreeAsync(scratch_, streams_[0]), "cudaFreeAsync (device scratch)", STRATA_WHERE));
-    scratch_ = nullptr;
-    scratchBytes_ = 0;
-    const size_t want = roundUpPow2(bytes);
-    STRATA_CHECK(cudaCheck(cudaMallocAsync(&scratch_, want, streams_[0]), "cudaMallocAsync (device scratch)", STRATA_WHERE));
-    STRATA_CHECK(cudaCheck(cudaStreamSynchronize(streams_[0]), "cudaStreamSynchronize (device scratch)", STRATA_WHERE));
-    scratchBytes_ = want;
-    return Status::Ok();
+    cudaEvent_t done[kNumDeviceQueues] = {nullptr, nullptr, nullptr};
+    const Status grown = [&]() -> Status {
+      for (cudaEvent_t& e : done) STRATA_CHECK(cudaCheck(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), "cudaEventCreate", STRATA_WHERE));
+      if (scratch_ != nullptr) {
+        for (int q = 1; q < kNumDeviceQueues; ++q) {
+          STRATA_CHECK(cudaCheck(cudaEventRecord(done[q], streams_[q]), "cudaEventRecord", STRATA_WHERE));
+          STRATA_CHECK(cudaCheck(cudaStreamWaitEvent(streams_[0], done[q], 0), "cudaStreamWaitEvent", STRATA_WHERE));
+        }
+        STRATA_CHECK(cudaCheck(cudaFreeAsync(scratch_, streams_[0]), "cudaFreeAsync (device scratch)", STRATA_WHERE));
+        scratch_ = nullptr;
+        scratchBytes_ = 0;
+      }
+      const size_t want = roundUpPow2(bytes);
+      STRATA_CHECK(cudaCheck(cudaMallocAsync(&scratch_, want, streams_[0]), "cudaMallocAsync (device scratch)", STRATA_WHERE));
+      STRATA_CHECK(cudaCheck(cudaEventRecord(done[0], streams_[0]), "cudaEventRecord", STRATA_WHERE));
+      WaitPolicy bounded;
+      bounded.timeoutSeconds = timeoutSeconds_;
+      STRATA_CHECK(waitForEvent(done[0], bounded, "the device scratch's stream-ordered allocation"));
+      scratchBytes_ = want;
+      return Status::Ok();
+    }();
+    for (cudaEvent_t e : done) {
+      if (e != nullptr) cudaEventDestroy(e);
+    }
+    return grown;
   }
 
   int device_;
+  double timeoutSeconds_;
   bool streamOrdered_ = false;  // the device has the stream-ordered allocator
   CudaComputeBackend compute_;
   cudaStream_t streams_[kNumDeviceQueues] = {nullptr, nullptr, nullptr};

@@ -114,9 +114,10 @@ Status runPlan(strataComm* comm, DevicePath& path, const CachedPlan& cached, con
 // it takes the gate: else two threads setting up two communicators would deadlock against a peer
 // process whose threads set them up in the other order, each process's gate held by the thread its
 // peer's other thread waits for. The one wait on other processes left under the gate is the drain
-// itself (queued work finishes with its peers): at setup (buildPath), at teardown, and where a call outgrows its communicator's scratch on a device without the
-// stream-ordered allocator (reserveFor). Two threads whose
-// communicators grow so at once, in opposite orders on two processes, wait there to the bound.
+// itself (queued work finishes with its peers): at setup (buildPath), at teardown, and where a call
+// outgrows its communicator's scratch on a device without the stream-ordered allocator or beside a
+// device-aware MPI (reserveFor). Two threads whose communicators grow so at once, in opposite
+// orders on two processes, wait there to the bound.
 std::mutex& allocationGate() {
   static std::mutex* m = new std::mutex;
   return *m;
@@ -152,12 +153,20 @@ DeviceSyncSteps gatedSteps(const WaitPolicy& policy) {
 // (`allocating`) held. Scratch alone grows in stream order where the device can (no wait for the
 // device, so no other communicator's work need finish): before the gate, after this
 // communicator's own queued runs, which use the old scratch and finish with the same calls on
-// every rank. Else every path is drained with the gate held.
+// every rank. Not where MPI is device-aware: it is handed scratch to send from, and a memory
+// pool's memory has no CUDA IPC handle for it to map. Else every path is drained with the gate held.
 Status reserveFor(strataComm* comm, DevicePath& path, const CachedPlan& cached, std::unique_lock<std::mutex>* allocating) {
   const size_t staging = path.awareMpi || !hasMessages(cached.plan) ? 0 : path.staging.bytes();
   const size_t scratch = cached.plan.scratchCount * cached.args.elemSize();
-  if (!path.queues->fits(staging, scratch) && path.queues->fits(staging, 0) && path.queues->growsScratchInStreamOrder()) {
+  if (!path.queues->fits(staging, scratch) && path.queues->fits(staging, 0) && !path.awareMpi &&
+      path.queues->growsScratchInStreamOrder()) {
     STRATA_CHECK(path.progress.drain(comm->wait));
+    // A run that failed may have left copies of the old scratch in flight: nothing grows under them.
+    const Status earlier = path.progress.firstError();
+    if (!earlier.ok()) {
+      comm->fatal = Status(earlier.code(), "a device collective failed: " + earlier.message());
+      return comm->fatal;
+    }
     STRATA_CHECK(path.queues->reserve(0, scratch));
   }
   *allocating = std::unique_lock<std::mutex>(allocationGate());
@@ -367,7 +376,12 @@ Status ensurePath(strataComm* comm, int device, DevicePath** out) {
   auto path = std::make_unique<DevicePath>();
   const Status built = buildPath(comm, device, steps, path.get());
   if (!built.ok()) {
-    if (path->slots != nullptr && comm->nodeTeam != nullptr) comm->nodeTeam->attachDeviceSlots({}, 0);
+    if (path->slots != nullptr) {
+      // Set up on every rank, then this one failed: the peers may use our slots, so they are
+      // unmapped here and left allocated (abandoned), not freed.
+      if (comm->nodeTeam != nullptr) comm->nodeTeam->attachDeviceSlots({}, 0);
+      (void)path->slots->release(comm->nodeTeam.get(), comm->config.timeoutSeconds, true, steps);
+    }
     comm->deviceNodeTeam = false;
     path->progress.stop();
     destroyInStep(path, steps);

@@ -271,7 +271,9 @@ TEST_F(DeviceCollectives, TwoThreadsSetUpTwoCommunicatorsInOppositeOrders) {
   ASSERT_EQ(madeA, strataSuccess);
   ASSERT_EQ(madeB, strataSuccess);
   const int p = worldSize();
-  const size_t n = 4099;
+  // Three calls, each larger than the last: the later ones grow the communicator's device scratch
+  // while the other communicator may have calls queued.
+  const size_t counts[3] = {4099, 65537, 262147}, n = counts[2];
   // Buffers and streams made here and freed after the threads: an allocation or free in a thread
   // while the other communicator holds its stream would wait for the device (README, "Allocation").
   int device = 0;
@@ -284,7 +286,7 @@ TEST_F(DeviceCollectives, TwoThreadsSetUpTwoCommunicatorsInOppositeOrders) {
     cudaSetDevice(device);  // the current device is the thread's own
     for (int call = 0; call < 3 && why[k].empty(); ++call) {
       const strataResult_t rc =
-          strataAllReduce(x[k]->ptr(), x[k]->ptr(), n, strataFloat32, strataSum, comms[k], streams[k]);
+          strataAllReduce(x[k]->ptr(), x[k]->ptr(), counts[call], strataFloat32, strataSum, comms[k], streams[k]);
       if (rc != strataSuccess) why[k] = std::string("allreduce: ") + strataGetLastError(comms[k]);
     }
     if (why[k].empty() && cudaStreamSynchronize(streams[k]) != cudaSuccess) why[k] = "cudaStreamSynchronize failed";
@@ -296,8 +298,13 @@ TEST_F(DeviceCollectives, TwoThreadsSetUpTwoCommunicatorsInOppositeOrders) {
   early.join();
   late.join();
   for (int k = 0; k < 2; ++k) {
-    const float want = static_cast<float>((k + 1) * p * p * p), got = x[k]->hostAs<float>()[n - 1];
-    if (why[k].empty() && got != want) why[k] = "the result is " + std::to_string(got) + ", not " + std::to_string(want);
+    // The first block took part in all three sums, the last in the largest alone.
+    const std::vector<float> got = x[k]->hostAs<float>();
+    const float inAll = static_cast<float>((k + 1) * p * p * p), inLast = static_cast<float>((k + 1) * p);
+    if (why[k].empty() && (got[counts[0] - 1] != inAll || got[n - 1] != inLast)) {
+      why[k] = "element " + std::to_string(counts[0] - 1) + " is " + std::to_string(got[counts[0] - 1]) + ", not " +
+               std::to_string(inAll) + "; the last is " + std::to_string(got[n - 1]) + ", not " + std::to_string(inLast);
+    }
     cudaStreamDestroy(streams[k]);
   }
   EXPECT_TRUE(why[0].empty()) << "communicator A: " << why[0];
