@@ -29,12 +29,6 @@ Status DeviceSlots::setUp(NodeTeam& team, size_t slotBytes, double timeoutSecond
   std::unique_ptr<DeviceSlots> slots;
   const Status allocated = steps([&] { return allocate(slotBytes, &slots, mine.handle); });
   mine.ok = allocated.ok() ? 1 : 0;
-  // Where a member could not allocate, every member saw it and nobody mapped ours: they are freed
-  // in a step.
-  const auto discard = [&](Status why) {
-    destroyInStep(slots, steps);
-    return why;
-  };
   std::vector<Entry> all(static_cast<size_t>(team.size()));
   const Status exchanged = team.exchange(&mine, sizeof mine, all.data(), timeoutSeconds);
   if (!exchanged.ok()) {
@@ -42,10 +36,12 @@ Status DeviceSlots::setUp(NodeTeam& team, size_t slotBytes, double timeoutSecond
     return exchanged;
   }
   STRATA_CHECK(allocated);
-  // Nobody maps anything unless every member has its slots.
+  // Nobody maps anything unless every member has its slots: where one could not allocate, every
+  // member saw it and nobody mapped ours, which are freed in a step.
   for (int j = 0; j < team.size(); ++j) {
     if (all[static_cast<size_t>(j)].ok != 1) {
-      return discard(makeStatus(strataSystemError, "node member %d could not allocate its device slots", j));
+      destroyInStep(slots, steps);
+      return makeStatus(strataSystemError, "node member %d could not allocate its device slots", j);
     }
   }
   std::vector<std::vector<char>> handles(all.size());

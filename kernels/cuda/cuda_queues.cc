@@ -18,8 +18,8 @@ size_t roundUpPow2(size_t bytes) {
 
 class CudaQueues final : public DeviceRuntime {
  public:
-  CudaQueues(int device, double timeoutSeconds)
-      : device_(device), timeoutSeconds_(timeoutSeconds), compute_(nullptr, timeoutSeconds) {}
+  CudaQueues(int device, double timeoutSeconds, bool poolScratch)
+      : device_(device), timeoutSeconds_(timeoutSeconds), poolScratch_(poolScratch), compute_(nullptr, timeoutSeconds) {}
   ~CudaQueues() override {
     cudaSetDevice(device_);
     for (cudaStream_t s : streams_) {
@@ -42,7 +42,8 @@ class CudaQueues final : public DeviceRuntime {
     for (cudaStream_t& s : streams_) STRATA_CHECK(cudaCheck(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "cudaStreamCreate", STRATA_WHERE));
     compute_.setStream(streams_[0]);
     int pools = 0;
-    streamOrdered_ = cudaDeviceGetAttribute(&pools, cudaDevAttrMemoryPoolsSupported, device_) == cudaSuccess && pools == 1;
+    streamOrdered_ = poolScratch_ &&
+                     cudaDeviceGetAttribute(&pools, cudaDevAttrMemoryPoolsSupported, device_) == cudaSuccess && pools == 1;
     cudaGetLastError();  // an attribute this driver does not know: not an error to keep
     return Status::Ok();
   }
@@ -151,7 +152,8 @@ class CudaQueues final : public DeviceRuntime {
 
   int device_;
   double timeoutSeconds_;
-  bool streamOrdered_ = false;  // the device has the stream-ordered allocator
+  bool poolScratch_;            // the caller allows the scratch from the memory pool
+  bool streamOrdered_ = false;  // ... and the device has the stream-ordered allocator
   CudaComputeBackend compute_;
   cudaStream_t streams_[kNumDeviceQueues] = {nullptr, nullptr, nullptr};
   std::vector<cudaEvent_t> events_;
@@ -164,8 +166,8 @@ class CudaQueues final : public DeviceRuntime {
 
 }  // namespace
 
-Status makeCudaQueues(int device, double timeoutSeconds, std::unique_ptr<DeviceRuntime>* out) {
-  auto queues = std::make_unique<CudaQueues>(device, timeoutSeconds);
+Status makeCudaQueues(int device, double timeoutSeconds, bool poolScratch, std::unique_ptr<DeviceRuntime>* out) {
+  auto queues = std::make_unique<CudaQueues>(device, timeoutSeconds, poolScratch);
   STRATA_CHECK(queues->init());
   *out = std::move(queues);
   return Status::Ok();

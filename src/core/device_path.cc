@@ -153,13 +153,12 @@ DeviceSyncSteps gatedSteps(const WaitPolicy& policy) {
 // (`allocating`) held. Scratch alone grows in stream order where the device can (no wait for the
 // device, so no other communicator's work need finish): before the gate, after this
 // communicator's own queued runs, which use the old scratch and finish with the same calls on
-// every rank. Not where MPI is device-aware: it is handed scratch to send from, and a memory
-// pool's memory has no CUDA IPC handle for it to map. Else every path is drained with the gate held.
+// every rank. Not where MPI is device-aware (buildPath's queues then allocate no pool memory). Else
+// every path is drained with the gate held.
 Status reserveFor(strataComm* comm, DevicePath& path, const CachedPlan& cached, std::unique_lock<std::mutex>* allocating) {
   const size_t staging = path.awareMpi || !hasMessages(cached.plan) ? 0 : path.staging.bytes();
   const size_t scratch = cached.plan.scratchCount * cached.args.elemSize();
-  if (!path.queues->fits(staging, scratch) && path.queues->fits(staging, 0) && !path.awareMpi &&
-      path.queues->growsScratchInStreamOrder()) {
+  if (!path.queues->fits(staging, scratch) && path.queues->fits(staging, 0) && path.queues->growsScratchInStreamOrder()) {
     STRATA_CHECK(path.progress.drain(comm->wait));
     // A run that failed may have left copies of the old scratch in flight: nothing grows under them.
     const Status earlier = path.progress.firstError();
@@ -325,7 +324,8 @@ Status buildPath(strataComm* comm, int device, const DeviceSyncSteps& steps, Dev
   path->staging = StagingPool::sized(comm->config.stageChunkBytes, comm->config.stageSlots);
   path->awareMpi = askMpiCudaAware(comm->config.cudaAwareMpi);
   STRATA_CHECK(steps([&] {
-    STRATA_CHECK(makeCudaQueues(device, comm->config.timeoutSeconds, &path->queues));
+    // A device-aware MPI is handed scratch to send, which it may map over CUDA IPC: not a pool's.
+    STRATA_CHECK(makeCudaQueues(device, comm->config.timeoutSeconds, !path->awareMpi, &path->queues));
     // The staging pool (its size is fixed) now, wherever a call may stage a message: grown at a
     // first staged call instead, it would drain every communicator's queued work with the gate
     // held, a wait on other processes (above).

@@ -13,6 +13,8 @@
 #include "inter_node/executor.h"
 #include "src/core/config.h"
 #ifdef STRATA_HAVE_CUDA
+#include <cuda_runtime.h>
+
 #include "kernels/cuda/cuda_queues.h"
 #endif
 
@@ -36,7 +38,7 @@ bool waitDone(DeviceRuntime& dev, DeviceMarker m) {
 // On the GPU, or in CI on the CUDA simulator, whose streams complete in randomised order.
 TEST(CudaQueues, RunInOrderAndWaitForEachOther) {
   std::unique_ptr<DeviceRuntime> dev;
-  ASSERT_TRUE(makeCudaQueues(0, 60, &dev).ok());
+  ASSERT_TRUE(makeCudaQueues(0, 60, true, &dev).ok());
   const size_t n = 4096, bytes = n * sizeof(int);
   ASSERT_FALSE(dev->fits(2 * bytes, bytes));
   ASSERT_TRUE(dev->reserve(2 * bytes, bytes).ok());
@@ -69,6 +71,30 @@ TEST(CudaQueues, RunInOrderAndWaitForEachOther) {
     ASSERT_TRUE(dev->query(copied, &done).ok());
     EXPECT_TRUE(done) << "a marker the finished lanes waited for is complete";
     for (size_t i = 0; i < n; ++i) ASSERT_EQ(c[i], 2 * trial) << "element " << i << ", trial " << trial;
+  }
+}
+
+// The scratch from the device's memory pool where the caller allows it (it grows without waiting for
+// the device), and from cudaMalloc where it does not: a pool's memory has no CUDA IPC handle, which
+// a device-aware MPI sending from the scratch may need. Both hold what is written, across growth.
+TEST(CudaQueues, ScratchComesFromThePoolOnlyWhereAllowed) {
+  for (bool pool : {true, false}) {
+    std::unique_ptr<DeviceRuntime> dev;
+    ASSERT_TRUE(makeCudaQueues(0, 60, pool, &dev).ok());
+    EXPECT_EQ(dev->growsScratchInStreamOrder(), pool) << "pool allowed: " << pool;
+    for (size_t bytes : {size_t{4096}, size_t{3} << 20}) {  // the second grows it
+      ASSERT_TRUE(dev->reserve(0, bytes).ok()) << "pool allowed: " << pool << ", " << bytes << " bytes";
+      void* scratch = nullptr;
+      ASSERT_TRUE(dev->scratch(bytes, &scratch).ok());
+      std::vector<unsigned char> in(bytes, static_cast<unsigned char>(bytes % 251)), out(bytes, 0);
+      ASSERT_EQ(cudaMemcpy(scratch, in.data(), bytes, cudaMemcpyHostToDevice), cudaSuccess);
+      ASSERT_EQ(cudaMemcpy(out.data(), scratch, bytes, cudaMemcpyDeviceToHost), cudaSuccess);
+      EXPECT_EQ(out, in) << "pool allowed: " << pool << ", " << bytes << " bytes";
+      cudaIpcMemHandle_t handle;
+      const cudaError_t exported = cudaIpcGetMemHandle(&handle, scratch);
+      cudaGetLastError();
+      EXPECT_EQ(exported == cudaSuccess, !pool) << "pool allowed: " << pool << ": " << cudaGetErrorString(exported);
+    }
   }
 }
 #endif
