@@ -535,6 +535,12 @@ int calibrate(const std::string& path, int iters, int warmup) {
     setRewrite(rewrite, f, Rewrite::kReduction);
     setRewrite(copyRewrite, f, Rewrite::kCopy);
   }
+  // Each point of a curve was fitted from its own size alone: one a moved host disturbed gives way
+  // to its neighbours (smoothCurve).
+  for (LinkCost* f : {&flatFit, &nodeFit, &laneFit}) {
+    smoothCurve(&f->curve);
+    smoothCurve(&f->alone.ratios);
+  }
   // Rank 0's fit for everyone: the samples are job-wide medians already, but the node and lane
   // samples of different nodes differ when the nodes' sizes do.
   static_assert(std::is_trivially_copyable_v<LinkCost>, "a level's fit travels as bytes");

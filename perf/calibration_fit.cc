@@ -380,4 +380,24 @@ void reportRewrite(const char* level, const LinkCost& fitted, const std::vector<
   }
 }
 
+void smoothCurve(BandwidthCurve* curve) {
+  if (curve->size < 3) return;
+  const BandwidthCurve raw = *curve;
+  auto median3 = [&raw](size_t k, double BandwidthCurve::Point::*field) {
+    double v[3] = {raw.points[k - 1].*field, raw.points[k].*field, raw.points[k + 1].*field};
+    std::sort(v, v + 3);
+    return v[1];
+  };
+  const bool alpha = raw.carriesAlpha(), copy = raw.carriesCopy(), copyRewrite = raw.carriesCopyRewrite();
+  for (size_t k = 1; k + 1 < raw.size; ++k) {
+    BandwidthCurve::Point& p = curve->points[k];
+    p.beta = median3(k, &BandwidthCurve::Point::beta);
+    p.gamma = median3(k, &BandwidthCurve::Point::gamma);
+    p.rewrite = median3(k, &BandwidthCurve::Point::rewrite);
+    if (alpha) p.alpha = median3(k, &BandwidthCurve::Point::alpha);
+    if (copy) p.copy = median3(k, &BandwidthCurve::Point::copy);
+    if (copyRewrite) p.copyRewrite = median3(k, &BandwidthCurve::Point::copyRewrite);
+  }
+}
+
 }  // namespace strata::perf

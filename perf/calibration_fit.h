@@ -97,6 +97,18 @@ BandwidthCurve fitRewrite(const std::vector<Sample>& samples, Rewrite kind);
 // Puts the fitted `rewrite` into `level` as that cost: read at each point of its curve (or at the
 // first point's working set of `rewrite` where the level has no curve). An empty fit leaves it.
 void setRewrite(const BandwidthCurve& rewrite, LinkCost* level, Rewrite kind);
+// The curve with each point but the two ends set to the median of its own and its two neighbours'
+// values, field by field (beta, gamma, and alpha, the copy and the rewrites where it carries them).
+// Each point is fitted from its own size's samples alone, so one size measured while the host's
+// processes had moved (the VM's vCPUs change cores from minute to minute) gave a point its
+// neighbours disagree with, and a call whose working set falls there was priced by it alone: on
+// the Zen 4 VM a 2x4 node broadcast of 128 KiB priced 92 us and one of 256 KiB 81, one of 1 MiB
+// 720 where the leader broadcast around it measured 423 us whole. A step that two points or more
+// agree on (a cache's size) stays. Repricing three stored fidelity runs of 7 rounds each
+// (perf/fidelity.sh --reprice) with their curves so smoothed: predicted within 15% in 33, 34
+// and 32 of 40 cells against 32, 32 and 31, and the tuner's choice within 10% of the fastest in
+// 34, 33 and 34 against 33, 33 and 32.
+void smoothCurve(BandwidthCurve* curve);
 // Prints the rewrite costs by the working set and the pairs they came from.
 void reportRewrite(const char* level, const LinkCost& fitted, const std::vector<Sample>& reductions,
                    const std::vector<Sample>& copies);

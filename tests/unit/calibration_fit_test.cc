@@ -329,5 +329,39 @@ TEST(CalibrationFit, TheRewriteCostComesFromInPlaceAgainstOutOfPlace) {
       << "samples that rewrite nothing tell nothing";
 }
 
+// A curve's point that both neighbours disagree with gives way to their median, field by field; a
+// knee two points agree on, the ends, and the fields the curve does not carry stay.
+TEST(CalibrationFit, APointBothNeighboursDisagreeWithGivesWay) {
+  BandwidthCurve c;
+  const double beta[] = {3e-10, 3e-10, 9e-10, 3e-10, 6e-10, 6e-10, 1e-10};
+  const double gamma[] = {1e-10, 1e-10, 1e-10, 1e-10, 1e-10, 2e-11, 2e-10};
+  const double alpha[] = {5e-6, 5e-6, 5e-6, 3e-5, 6e-6, 6e-6, 6e-6};
+  for (int k = 0; k < 7; ++k) {
+    BandwidthCurve::Point p;
+    p.workingSet = 65536.0 * (1 << k);
+    p.beta = beta[k];
+    p.gamma = gamma[k];
+    p.alpha = alpha[k];
+    p.rewrite = k == 2 ? 4e-10 : 0;
+    ASSERT_TRUE(c.add(p));
+  }
+  smoothCurve(&c);
+  const double betaOut[] = {3e-10, 3e-10, 3e-10, 6e-10, 6e-10, 6e-10, 1e-10};
+  const double gammaOut[] = {1e-10, 1e-10, 1e-10, 1e-10, 1e-10, 1e-10, 2e-10};
+  const double alphaOut[] = {5e-6, 5e-6, 5e-6, 6e-6, 6e-6, 6e-6, 6e-6};
+  for (size_t k = 0; k < 7; ++k) {
+    EXPECT_EQ(c.points[k].workingSet, 65536.0 * (1 << k));
+    EXPECT_EQ(c.points[k].beta, betaOut[k]) << "point " << k;
+    EXPECT_EQ(c.points[k].gamma, gammaOut[k]) << "point " << k;
+    EXPECT_EQ(c.points[k].alpha, alphaOut[k]) << "point " << k;
+    EXPECT_EQ(c.points[k].rewrite, 0) << "point " << k;
+    EXPECT_LT(c.points[k].copy, 0) << "a curve without a copy's cost stays without one";
+  }
+  // Two points and fewer have no interior point.
+  BandwidthCurve two = BandwidthCurve::of({{1, 1e-10, 0}, {2, 9e-10, 0}});
+  smoothCurve(&two);
+  EXPECT_EQ(two.points[1].beta, 9e-10);
+}
+
 }  // namespace
 }  // namespace strata::perf
