@@ -101,10 +101,12 @@ double smallWorkingSetOf(const std::vector<Sample>& samples) {
 
 namespace {
 
-// The copy costs as a curve over the working set (in beta's place), for interpolation.
+// The copy costs as a curve over the working set (in beta's place), for interpolation; smoothed as
+// the levels' curves are, here, so the samples pay the copy the level's curve then carries.
 BandwidthCurve copyCurve(const std::map<double, double>& copies) {
   BandwidthCurve c;
   for (const auto& [ws, perByte] : copies) c.add({ws, perByte, 0});
+  smoothCurve(&c);
   return c;
 }
 
@@ -388,14 +390,13 @@ void smoothCurve(BandwidthCurve* curve) {
     std::sort(v, v + 3);
     return v[1];
   };
-  const bool alpha = raw.carriesAlpha(), copy = raw.carriesCopy(), copyRewrite = raw.carriesCopyRewrite();
+  const bool alpha = raw.carriesAlpha(), copyRewrite = raw.carriesCopyRewrite();
   for (size_t k = 1; k + 1 < raw.size; ++k) {
     BandwidthCurve::Point& p = curve->points[k];
     p.beta = median3(k, &BandwidthCurve::Point::beta);
     p.gamma = median3(k, &BandwidthCurve::Point::gamma);
     p.rewrite = median3(k, &BandwidthCurve::Point::rewrite);
     if (alpha) p.alpha = median3(k, &BandwidthCurve::Point::alpha);
-    if (copy) p.copy = median3(k, &BandwidthCurve::Point::copy);
     if (copyRewrite) p.copyRewrite = median3(k, &BandwidthCurve::Point::copyRewrite);
   }
 }

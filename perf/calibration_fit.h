@@ -98,7 +98,9 @@ BandwidthCurve fitRewrite(const std::vector<Sample>& samples, Rewrite kind);
 // first point's working set of `rewrite` where the level has no curve). An empty fit leaves it.
 void setRewrite(const BandwidthCurve& rewrite, LinkCost* level, Rewrite kind);
 // The curve with each point but the two ends set to the median of its own and its two neighbours'
-// values, field by field (beta, gamma, and alpha, the copy and the rewrites where it carries them).
+// values, field by field (beta, gamma, and alpha and the rewrites where it carries them; not the
+// copy, whose measured costs separateCopies smooths so before the samples pay them, the curve then
+// carrying the same).
 // Each point is fitted from its own size's samples alone, so one size measured while the host's
 // processes had moved (the VM's vCPUs change cores from minute to minute) gave a point its
 // neighbours disagree with, and a call whose working set falls there was priced by it alone: on

@@ -330,7 +330,7 @@ TEST(CalibrationFit, TheRewriteCostComesFromInPlaceAgainstOutOfPlace) {
 }
 
 // A curve's point that both neighbours disagree with gives way to their median, field by field; a
-// knee two points agree on, the ends, and the fields the curve does not carry stay.
+// knee two points agree on, the ends, and the copy (smoothed where it is measured) stay.
 TEST(CalibrationFit, APointBothNeighboursDisagreeWithGivesWay) {
   BandwidthCurve c;
   const double beta[] = {3e-10, 3e-10, 9e-10, 3e-10, 6e-10, 6e-10, 1e-10};
@@ -343,6 +343,7 @@ TEST(CalibrationFit, APointBothNeighboursDisagreeWithGivesWay) {
     p.gamma = gamma[k];
     p.alpha = alpha[k];
     p.rewrite = k == 2 ? 4e-10 : 0;
+    p.copy = k == 2 ? 9e-10 : 1e-10;
     ASSERT_TRUE(c.add(p));
   }
   smoothCurve(&c);
@@ -355,7 +356,7 @@ TEST(CalibrationFit, APointBothNeighboursDisagreeWithGivesWay) {
     EXPECT_EQ(c.points[k].gamma, gammaOut[k]) << "point " << k;
     EXPECT_EQ(c.points[k].alpha, alphaOut[k]) << "point " << k;
     EXPECT_EQ(c.points[k].rewrite, 0) << "point " << k;
-    EXPECT_LT(c.points[k].copy, 0) << "a curve without a copy's cost stays without one";
+    EXPECT_EQ(c.points[k].copy, k == 2 ? 9e-10 : 1e-10) << "the copy is smoothed where it is measured";
   }
   // Two points and fewer have no interior point.
   BandwidthCurve two = BandwidthCurve::of({{1, 1e-10, 0}, {2, 9e-10, 0}});
