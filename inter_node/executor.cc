@@ -33,6 +33,13 @@ int foldTag(int tag, int upperBound) {
   return static_cast<int>(static_cast<int64_t>(tag) % (static_cast<int64_t>(upperBound) + 1));
 }
 
+int callTag(int planTag, unsigned long long seq, int upperBound) {
+  if (upperBound <= 0) return planTag;
+  const int64_t tags = static_cast<int64_t>(upperBound) + 1;
+  const int64_t moved = planTag + static_cast<int64_t>(seq % kCallsApart) * (tags / kCallsApart);
+  return static_cast<int>(moved % tags);
+}
+
 Status checkFoldedTags(const Plan& plan, int upperBound) {
   if (upperBound <= 0 || std::none_of(plan.steps.begin(), plan.steps.end(),
                                       [&](const Step& st) { return st.tag > upperBound; })) {
@@ -316,7 +323,7 @@ Status Executor::postMessage(const Plan& plan, StepId id, const Bindings& bind, 
   const bool isSend = s.kind == StepKind::kSend;
   const size_t bytes = (isSend ? s.src.count : s.dst.count) * dataTypeSize(bind.type);
   const size_t pieces = pieceCount(bytes, ctx.maxMessageBytes);
-  const int tag = foldTag(s.tag, ctx.tagUpperBound);
+  const int tag = callTag(s.tag, ctx.seq, ctx.tagUpperBound);
   for (size_t k = 0; k < pieces; ++k) {
     const size_t off = k * ctx.maxMessageBytes;
     const int len = static_cast<int>(std::min(ctx.maxMessageBytes, bytes - std::min(bytes, off)));

@@ -88,6 +88,14 @@ struct ExecContext {
 bool hasMessages(const Plan& plan);
 // A plan's tag folded into MPI's valid tags 0..upperBound (MPI_TAG_UB).
 int foldTag(int tag, int upperBound);
+// The tag a message of call `seq` carries: the plan's tag moved by the call's number (mod
+// kCallsApart), a fixed stride of upperBound / kCallsApart apart, then folded as foldTag does. A
+// message that an earlier call left unreceived (the call failed on its receiver: a peer refused it,
+// src/core/peer_notices.h) then cannot complete one of the next kCallsApart - 1 calls in its place,
+// where the bound leaves the stride room for the plans' tags (Open MPI's INT_MAX: 2^27 apart). A
+// uniform move within a call: two of a plan's tags fold onto one (checkFoldedTags) with it as without.
+constexpr int kCallsApart = 16;
+int callTag(int planTag, unsigned long long seq, int upperBound);
 // strataInvalidUsage when folding the plan's tags into [0, upperBound] puts two of its messages
 // with one peer in one direction on one tag (MPI would match them by arrival). Checked once per
 // plan, when it is built (src/core/collective_runner.cc); a refused plan is not cached.

@@ -97,14 +97,14 @@ Status Executor::startDeviceStep(const Plan& plan, StepId id, const Bindings& bi
         return postMessage(plan, id, bind, ctx, ptr);
       }
       const size_t bytes = (isSend ? s.src.count : s.dst.count) * elem;
-      const int tag = foldTag(s.tag, ctx.tagUpperBound);
+      const int tag = callTag(s.tag, ctx.seq, ctx.tagUpperBound);
       // The copies wait for the step's inputs on their queue (a receive's slice may still be read
       // by earlier steps on other queues).
       STRATA_CHECK(waitForInputs(plan, id, isSend ? DeviceQueue::kToHost : DeviceQueue::kToDevice));
       if (isSend) {
-        staging_.addSend(id, ptr, bytes, s.peer, tag);
+        staging_.addSend(id, ptr, bytes, s.peer, tag, s.tag);
       } else {
-        staging_.addRecv(id, ptr, bytes, s.peer, tag);
+        staging_.addRecv(id, ptr, bytes, s.peer, tag, s.tag);
         chunkReducer_[id] = chunkReducerOf(plan, id, staging_.chunkBytes(bytes), elem);
       }
       return Status::Ok();

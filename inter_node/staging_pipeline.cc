@@ -75,7 +75,7 @@ size_t StagingPipeline::chunkBytes(size_t bytes) const {
   return std::min(pool_.fixedChunks ? pool_.slotBytes : stagingChunkBytes(bytes, pool_.slotBytes), maxMessageBytes_);
 }
 
-void StagingPipeline::addSend(StepId step, const char* src, size_t bytes, int peer, int tag) {
+void StagingPipeline::addSend(StepId step, const char* src, size_t bytes, int peer, int tag, int planTag) {
   Message m{};
   m.step = step;
   m.device = const_cast<char*>(src);
@@ -100,13 +100,14 @@ void StagingPipeline::addSend(StepId step, const char* src, size_t bytes, int pe
   m.left = m.chunks;
   m.peer = peer;
   m.tag = tag;
+  m.planTag = planTag;
   m.send = true;
   messages_.push_back(m);
   sendQueue_.push_back(static_cast<uint32_t>(messages_.size() - 1));
 }
 
-void StagingPipeline::addRecv(StepId step, char* dst, size_t bytes, int peer, int tag) {
-  addSend(step, dst, bytes, peer, tag);  // the same cut into chunks
+void StagingPipeline::addRecv(StepId step, char* dst, size_t bytes, int peer, int tag, int planTag) {
+  addSend(step, dst, bytes, peer, tag, planTag);  // the same cut into chunks
   sendQueue_.pop_back();
   messages_.back().send = false;
   receiving_.push_back(static_cast<uint32_t>(messages_.size() - 1));
@@ -315,14 +316,14 @@ std::string StagingPipeline::describe() const {
     s += "; on the wire:";
     for (const Chunk& c : requestChunk_) {
       const Message& m = messages_[c.message];
-      s += strformat(" %s rank %d tag %d (chunk %u of %u)", m.send ? "to" : "from", m.peer, m.tag, c.index, m.chunks);
+      s += strformat(" %s rank %d tag %d (chunk %u of %u)", m.send ? "to" : "from", m.peer, m.planTag, c.index, m.chunks);
     }
   }
   if (!receiving_.empty()) {
     s += "; receives waiting for chunks from";
     for (uint32_t mi : receiving_) {
       const Message& m = messages_[mi];
-      s += strformat(" rank %d tag %d (chunk %u of %u)", m.peer, m.tag, m.nextChunk, m.chunks);
+      s += strformat(" rank %d tag %d (chunk %u of %u)", m.peer, m.planTag, m.nextChunk, m.chunks);
     }
   }
   return s;

@@ -84,12 +84,13 @@ class StagingPipeline {
   // The chunk length a message of `bytes` is cut into (the same on both ends).
   size_t chunkBytes(size_t bytes) const;
 
-  // A ready send of `bytes` from device memory `src`; its device inputs are ordered before the
-  // to-host queue already.
-  void addSend(StepId step, const char* src, size_t bytes, int peer, int tag);
+  // A ready send of `bytes` from device memory `src`, on MPI tag `tag` (the plan's `planTag` moved
+  // for its call: inter_node/executor.h, callTag; descriptions name the plan's); its device inputs
+  // are ordered before the to-host queue already.
+  void addSend(StepId step, const char* src, size_t bytes, int peer, int tag, int planTag);
   // A ready receive into device memory `dst`; its device inputs are ordered before the to-device
   // queue already.
-  void addRecv(StepId step, char* dst, size_t bytes, int peer, int tag);
+  void addRecv(StepId step, char* dst, size_t bytes, int peer, int tag, int planTag);
 
   struct Completed {
     StepId step;
@@ -137,6 +138,7 @@ class StagingPipeline {
     uint32_t left;           // chunks not yet done
     uint32_t onWire = 0;     // a send's chunks posted to MPI and not yet complete
     int peer, tag;
+    int planTag;  // the plan's, which descriptions name
     bool send;
   };
   struct Chunk {

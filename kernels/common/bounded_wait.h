@@ -11,6 +11,9 @@
 // which spins, kept its speed. Yielding early is right when the communicator's own processes
 // outnumber the host's cores: then the peer being waited for may need this very core.
 //
+// A wait also ends when the communicator's peers say it cannot finish (`WaitPolicy::peers`: a peer
+// refused the call or its communicator failed, src/core/peer_notices.h), instead of at the bound.
+//
 // Thread contract: a Waiter belongs to one thread; the abort flag may be set from any thread.
 #pragma once
 
@@ -24,10 +27,22 @@
 
 namespace strata {
 
+// What a communicator's peers said (src/core/peer_notices.h), read by its waits with the abort flag.
+class PeerCheck {
+ public:
+  // Reads what arrived. Ok, or the error that ends the wait (a peer refused the call this rank
+  // waits in, or its communicator failed): every later poll returns it too.
+  virtual Status poll() = 0;
+
+ protected:
+  ~PeerCheck() = default;
+};
+
 struct WaitPolicy {
   double timeoutSeconds = 300;                   // give up after this long without progress (strataTimeout)
   double spinSeconds = 0;                        // spin this long, then yield between polls
   const std::atomic<bool>* abortFlag = nullptr;  // set: give up (strataInvalidUsage)
+  PeerCheck* peers = nullptr;                    // its error: give up (strataRemoteError)
 
   // The default spin for a host running `processesOnHost` of the communicator's processes: a few
   // milliseconds when they fit its cores (longer than the waits of a collective that is on its
@@ -54,6 +69,12 @@ class Waiter {
       if (policy_.abortFlag != nullptr && policy_.abortFlag->load(std::memory_order_relaxed)) {
         return makeStatus(strataInvalidUsage, "the communicator was aborted (strataCommAbort) while waiting for %s",
                           std::string(what()).c_str());
+      }
+      if (policy_.peers != nullptr) {
+        const Status heard = policy_.peers->poll();
+        if (!heard.ok()) {
+          return Status(heard.code(), heard.message() + ", while this rank waited for " + std::string(what()));
+        }
       }
       const Clock::time_point now = Clock::now();
       const double waited = std::chrono::duration<double>(now - start_).count();

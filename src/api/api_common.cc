@@ -116,7 +116,7 @@ Status checkCountOverflow(const CollectiveArgs& a, int p) {
 
 strataResult_t runRegular(const char* function, strataComm_t comm, CollectiveArgs args, const void* send, void* recv,
                           cudaStream_t stream) {
-  return call(comm, function, [&](strataComm* c) -> Status {
+  return collective(comm, function, [&](strataComm* c) -> Status {
     args.commSize = c->size;
     STRATA_CHECK(checkCountOverflow(args, c->size));
     STRATA_CHECK(validate(c, &args, send, recv, sendUse(args, c->rank), recvUse(args, c->rank)));

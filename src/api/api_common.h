@@ -15,6 +15,13 @@ strataResult_t finish(strataComm_t comm, const char* function, const Status& sta
 template <typename Body>
 strataResult_t call(strataComm_t comm, const char* function, Body&& body);
 
+// As call(), for a collective: numbers it (comm->seq, every call alike, refused or not), and where
+// it fails on this rank while the communicator is still usable, tells the peers it refused it (or,
+// ended by strataCommAbort, that the communicator failed) so they stop waiting for this rank
+// (src/core/peer_notices.h).
+template <typename Body>
+strataResult_t collective(strataComm_t comm, const char* function, Body&& body);
+
 class Hold;
 // The handle, held (Hold), and usable: not aborted, no earlier fatal error.
 Status checkComm(strataComm_t comm, const Hold& hold);
@@ -59,21 +66,46 @@ class Hold {
   strataComm_t comm_;
 };
 
+// `body(comm)`, with an exception turned into its Status.
+template <typename Body>
+Status guarded(strataComm_t comm, Body&& body) {
+  try {
+    return body(comm);
+  } catch (const std::bad_alloc&) {
+    return makeStatus(strataSystemError, "out of host memory");
+  } catch (const std::exception& e) {
+    return makeStatus(strataInternalError, "unexpected exception: %s", e.what());
+  } catch (...) {
+    return makeStatus(strataInternalError, "unexpected exception");
+  }
+}
+
 template <typename Body>
 strataResult_t call(strataComm_t comm, const char* function, Body&& body) {
   Hold hold(comm);
   Status s = checkComm(comm, hold);
   if (!s.ok()) return finish(hold.held() ? comm : nullptr, function, s);
-  try {
-    s = body(comm);
-  } catch (const std::bad_alloc&) {
-    s = makeStatus(strataSystemError, "out of host memory");
-  } catch (const std::exception& e) {
-    s = makeStatus(strataInternalError, "unexpected exception: %s", e.what());
-  } catch (...) {
-    s = makeStatus(strataInternalError, "unexpected exception");
-  }
-  return finish(comm, function, s);
+  return finish(comm, function, guarded(comm, body));
+}
+
+template <typename Body>
+strataResult_t collective(strataComm_t comm, const char* function, Body&& body) {
+  return call(comm, function, [&](strataComm* c) -> Status {
+    const unsigned long long seq = ++c->seq;
+    c->callFailedAlike = false;
+    const Status s = guarded(c, body);
+    if (s.ok() || !c->fatal.ok() || c->callFailedAlike) return s;
+    const std::string what = std::string(function) + ": " + s.message();
+    if (c->aborted.load()) {
+      c->notices.failed(seq, what);
+      return s;
+    }
+    // What arrived meanwhile may have ended the communicator already (a peer refused a call this
+    // rank made): then it fails instead, which tells its peers.
+    const Status heard = c->notices.refused(seq, what);
+    if (!heard.ok()) failComm(c, heard);
+    return s;
+  });
 }
 
 }  // namespace strata::api

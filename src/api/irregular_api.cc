@@ -59,7 +59,7 @@ std::vector<size_t> packedDispls(const std::vector<size_t>& counts) {
 strataResult_t runIrregular(const char* function, strataComm_t comm, CollectiveArgs args, const void* send, void* recv,
                             cudaStream_t stream, const size_t* counts, const size_t* displs, const size_t* sendCounts,
                             const size_t* sendDispls) {
-  return strata::api::call(comm, function, [&](strataComm* c) -> Status {
+  return strata::api::collective(comm, function, [&](strataComm* c) -> Status {
     const int p = c->size, me = c->rank;
     args.commSize = p;
     STRATA_REQUIRE(strata::isValidDataType(args.type), strataInvalidArgument, "invalid datatype %d", static_cast<int>(args.type));

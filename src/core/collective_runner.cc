@@ -47,6 +47,9 @@ Status planFor(strataComm* comm, const CollectiveArgs& args, std::shared_ptr<Cac
   // Every rank takes part in the agreement, a rank whose selection failed too (its peers learn of it).
   const Status selected = selectAlgorithm(in, &choice);
   const Status agreed = agreeOnPlan(comm, args, selected.ok() ? choice.name : std::string());
+  // Past the agreement every rank knows every rank's choice: a rank whose selection failed made the
+  // digests differ (agreeOnPlan marks that), or every rank's failed alike.
+  if (agreed.ok() && !selected.ok()) comm->callFailedAlike = true;
   STRATA_CHECK(selected);
   STRATA_CHECK(agreed);
   auto cached = std::make_shared<CachedPlan>();
@@ -57,7 +60,9 @@ Status planFor(strataComm* comm, const CollectiveArgs& args, std::shared_ptr<Cac
   applyInPlaceAlias(b, args, comm->rank);
   choice.build(b);
   b.finish();
-  STRATA_CHECK(checkFoldedTags(cached->plan, comm->tagUpperBound));
+  const Status folded = checkFoldedTags(cached->plan, comm->tagUpperBound);
+  comm->callFailedAlike = !folded.ok();
+  STRATA_CHECK(folded);
   STRATA_INFO("%s count %zu %s %s root %d%s: %s, predicted %.2f us, %zu steps", collectiveName(args.coll), args.count,
               dataTypeName(args.type), redOpName(args.op), args.root, args.inPlace ? " in-place" : "",
               choice.name.c_str(), choice.calledSeconds * 1e6, cached->plan.size());
@@ -76,7 +81,8 @@ Status runCollective(strataComm* comm, const CollectiveArgs& args, const void* s
   if (args.device) return runDeviceCollective(comm, args, send, recv, stream);
   // Device collectives queued on this communicator use the same tags: let them finish first.
   STRATA_CHECK(drainDevicePath(comm));
-  const unsigned long long seq = ++comm->seq;
+  const unsigned long long seq = comm->seq;
+  STRATA_CHECK(startCall(comm));
   STRATA_CHECK(synchronizeStream(stream, comm->wait));
   std::shared_ptr<CachedPlan> cached;
   Status s = planFor(comm, args, &cached);
@@ -86,7 +92,7 @@ Status runCollective(strataComm* comm, const CollectiveArgs& args, const void* s
     s = runNative(comm, args, send, recv);
     if (!s.ok()) {
       s.withContext(strformat("%s #%llu (native)", collectiveName(args.coll), seq));
-      comm->fatal = s;  // the MPI library's collective failed part-way: messages may be in flight
+      failComm(comm, s);  // the MPI library's collective failed part-way: messages may be in flight
     }
     return s;
   }
@@ -111,7 +117,7 @@ Status runCollective(strataComm* comm, const CollectiveArgs& args, const void* s
   s = comm->executor.run(plan, bind, ctx);
   if (!s.ok() && (s.code() == strataTimeout || s.code() == strataSystemError || s.code() == strataInternalError ||
                   s.code() == strataRemoteError)) {
-    comm->fatal = s;
+    failComm(comm, s);
   }
   return s;
 }

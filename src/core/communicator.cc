@@ -26,9 +26,17 @@ std::deque<void*>& quarantine() {  // under registryMutex()
   return *q;
 }
 
+// A communicator that failed, was aborted, or refused or heard of a refused call may have messages
+// still on their way to it: its MPI communicators are kept (retireComm), not freed.
 void freeComms(strataComm* c) {
+  const bool retire = c->notices.close(c->aborted.load() || !c->fatal.ok());
   for (MPI_Comm* m : {&c->agreeComm, &c->laneComm, &c->nodeComm, &c->comm}) {
-    if (*m != MPI_COMM_NULL) MPI_Comm_free(m);
+    if (*m == MPI_COMM_NULL) continue;
+    if (retire) {
+      retireComm(m);
+    } else {
+      MPI_Comm_free(m);
+    }
   }
 }
 
@@ -235,6 +243,7 @@ Status createComm(MPI_Comm mpiComm, const strataConfig_t* userConfig, strataComm
                       STRATA_CHECK_MPI(MPI_Comm_set_errhandler(c->comm, MPI_ERRORS_RETURN));
                       // Its own context: the agreement's collective cannot meet a progress thread's messages.
                       STRATA_CHECK_MPI(MPI_Comm_dup(c->comm, &c->agreeComm));
+                      STRATA_CHECK(c->notices.open(c->comm));
                       STRATA_CHECK_MPI(MPI_Comm_rank(c->comm, &c->rank));
                       STRATA_CHECK_MPI(MPI_Comm_size(c->comm, &c->size));
                       // MPI_TAG_UB is an attribute of MPI_COMM_WORLD (MPI 4.1, 9.1.1), the same
@@ -265,6 +274,7 @@ Status createComm(MPI_Comm mpiComm, const strataConfig_t* userConfig, strataComm
                       c->wait.spinSeconds = config.waitSpinSeconds >= 0 ? config.waitSpinSeconds
                                                                         : WaitPolicy::defaultSpinSeconds(onHost);
                       c->wait.abortFlag = &c->aborted;
+                      c->wait.peers = &c->notices;
                       STRATA_CHECK(setUpNodeTeam(c.get()));
                       return Status::Ok();
                     })(),
@@ -300,6 +310,17 @@ void strataComm::operator delete(void* p) {
 }
 
 namespace strata {
+
+const Status& failComm(strataComm* comm, const Status& error) {
+  comm->fatal = error;
+  comm->notices.failed(comm->seq, error.message());
+  return comm->fatal;
+}
+
+Status startCall(strataComm* comm) {
+  const Status heard = comm->notices.started(comm->seq, comm->wait);
+  return heard.ok() ? heard : failComm(comm, heard);
+}
 
 Status destroyComm(strataComm_t comm) {
   stopDevicePath(comm);  // queued device work first: it uses the MPI communicators freed below

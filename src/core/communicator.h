@@ -18,6 +18,7 @@
 #include "kernels/plan/collective.h"
 #include "kernels/plan/plan.h"
 #include "src/core/config.h"
+#include "src/core/peer_notices.h"
 #include "kernels/plan/topology.h"
 #include "src/tuning/cost_model.h"
 
@@ -104,7 +105,14 @@ struct strataComm {
   // The node team's shared memory; null when it could not be set up (then only flat algorithms run).
   std::unique_ptr<strata::NodeTeam> nodeTeam;
   strata::HostScratch hostScratch;
-  unsigned long long seq = 0;  // collectives started on this communicator
+  // Collective calls made on this communicator, refused or not: numbered alike on every rank
+  // (src/core/peer_notices.h).
+  unsigned long long seq = 0;
+  // What this rank tells its peers, and hears from them, when a call fails (every wait reads it).
+  strata::PeerNotices notices;
+  // The current call failed the same way on every rank, each finding it itself (the plan agreement
+  // saw the ranks' calls differ, or a plan all of them agreed on cannot run): no one is told.
+  bool callFailedAlike = false;
   strata::PhaseTimes* phaseTimes = nullptr;  // instrumentation (strata-perf --phases), or null
   // Collectives on device buffers: lanes, progress thread, stream flags (src/core/device_path.cc).
   strata::DevicePath* devicePath = nullptr;
@@ -128,6 +136,14 @@ struct strataComm {
 };
 
 namespace strata {
+
+// The communicator can no longer be trusted after `error` (messages may be in flight): every later
+// call returns it, and its peers are told (PeerNotices::failed). Returns it (comm->fatal).
+const strata::Status& failComm(strataComm* comm, const strata::Status& error);
+// The call numbered comm->seq starts (this rank's checks passed): what its peers said so far (a
+// refusal of this call or of one this rank made, a communicator that failed) ends it here, before
+// it communicates, and the communicator with it.
+strata::Status startCall(strataComm* comm);
 
 // Live communicators, so a destroyed or foreign handle is reported instead of dereferenced.
 bool isLiveComm(strataComm_t comm);

@@ -163,8 +163,7 @@ Status reserveFor(strataComm* comm, DevicePath& path, const CachedPlan& cached, 
     // A run that failed may have left copies of the old scratch in flight: nothing grows under them.
     const Status earlier = path.progress.firstError();
     if (!earlier.ok()) {
-      comm->fatal = Status(earlier.code(), "a device collective failed: " + earlier.message());
-      return comm->fatal;
+      return failComm(comm, Status(earlier.code(), "a device collective failed: " + earlier.message()));
     }
     STRATA_CHECK(path.queues->reserve(0, scratch));
   }
@@ -283,7 +282,7 @@ Status runPeerCollective(strataComm* comm, DevicePath& path, const CollectiveArg
   call.root = args.root;
   call.divisor = args.op == strataAvg ? comm->size : 0;
   const Status s = path.peer->run(call, args.type, args.op, stream);
-  if (!s.ok() && s.code() != strataInvalidArgument && s.code() != strataInvalidUsage) comm->fatal = s;
+  if (!s.ok() && s.code() != strataInvalidArgument && s.code() != strataInvalidUsage) failComm(comm, s);
   comm->lastPeerAlgorithm = peerAlgorithmName(algorithm);
   return s;
 }
@@ -419,6 +418,8 @@ Status enqueueOnStream(strataComm* comm, DevicePath& path, std::shared_ptr<Cache
     // The executor's errors begin with the call already ("allreduce #3 (ring): step ..."); others get it.
     const std::string call = strformat("%s #%llu", collectiveName(cached->args.coll), seq);
     if (s.message().rfind(call, 0) != 0) s.withContext(call);
+    // The communicator fails with this (at the caller's next call): its peers hear so now.
+    comm->notices.failed(seq, s.message());
     return s;
   };
   job.finish = [&path, ready]() {
@@ -439,9 +440,8 @@ Status enqueueOnStream(strataComm* comm, DevicePath& path, std::shared_ptr<Cache
     // the bound, the communicator is failed: the queued work may still touch the buffers.
     const Status drained = path.progress.drain(comm->wait);
     if (!drained.ok()) {
-      comm->fatal = Status(drained.code(), held.message() + "; the queued call did not complete either: " +
-                                               drained.message());
-      return comm->fatal;
+      return failComm(comm, Status(drained.code(), held.message() + "; the queued call did not complete either: " +
+                                                       drained.message()));
     }
   }
   return held;
@@ -473,11 +473,11 @@ Status runDeviceCollective(strataComm* comm, const CollectiveArgs& args, const v
     // An earlier queued collective's failure is reported here, not waited for.
     const Status earlier = path->progress.firstError();
     if (!earlier.ok()) {
-      comm->fatal = Status(earlier.code(), "a device collective failed: " + earlier.message());
-      return comm->fatal;
+      return failComm(comm, Status(earlier.code(), "a device collective failed: " + earlier.message()));
     }
   }
-  const unsigned long long seq = ++comm->seq;
+  const unsigned long long seq = comm->seq;
+  STRATA_CHECK(startCall(comm));
   bool peer = false;
   PeerAlgorithm peerAlgorithm = PeerAlgorithm::kAllReduceOneShot;
   STRATA_CHECK(choosePeerAlgorithm(comm, *path, args, &peer, &peerAlgorithm));
@@ -493,7 +493,7 @@ Status runDeviceCollective(strataComm* comm, const CollectiveArgs& args, const v
   allocating.unlock();
   STRATA_CHECK(waitForStreamWork(stream, comm->wait));
   s = runPlan(comm, *path, *cached, send, recv, seq, comm->phaseTimes);
-  if (!s.ok() && s.code() != strataInvalidArgument && s.code() != strataInvalidUsage) comm->fatal = s;
+  if (!s.ok() && s.code() != strataInvalidArgument && s.code() != strataInvalidUsage) failComm(comm, s);
   return s;
 #else
   return makeStatus(strataInvalidUsage, "device buffers in a build without CUDA");
@@ -513,8 +513,7 @@ Status drainDevicePath(strataComm* comm) {
   }
 #endif
   if (!error.ok()) {
-    comm->fatal = Status(error.code(), "a device collective failed: " + error.message());
-    return comm->fatal;
+    return failComm(comm, Status(error.code(), "a device collective failed: " + error.message()));
   }
   return Status::Ok();
 }
@@ -558,6 +557,7 @@ void stopDevicePath(strataComm* comm) {
   // (another communicator's work did not finish) leaves what it would have freed allocated.
   WaitPolicy unabortable = comm->wait;
   unabortable.abortFlag = nullptr;
+  unabortable.peers = nullptr;
   const DeviceSyncSteps steps = gatedSteps(unabortable);
   if (path->peer != nullptr) {
     Status s = path->peer->release(comm->nodeTeam.get(), comm->config.timeoutSeconds, comm->aborted.load(), steps);

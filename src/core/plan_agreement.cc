@@ -128,12 +128,12 @@ Status agreeOnPlan(strataComm* comm, const CollectiveArgs& args, const std::stri
     // The allgather is still pending: its buffers are left to it (a few bytes per rank, once), and
     // the communicator is unusable afterwards.
     exchange.release();
-    comm->fatal = !tested.ok() ? tested : waited;
-    return comm->fatal;
+    return failComm(comm, !tested.ok() ? tested : waited);
   }
   for (int r = 0; r < comm->size; ++r) {
     const Digest& theirs = exchange->all[static_cast<size_t>(r)];
     if (std::memcmp(&theirs, &mine, sizeof(Digest)) != 0) {
+      comm->callFailedAlike = true;  // every rank saw every digest: each refuses the call itself
       return makeStatus(strataInvalidUsage, "%s: rank %d %s", collectiveName(args.coll), r,
                         difference(mine, theirs).c_str());
     }

@@ -549,8 +549,9 @@ TEST_F(DeviceCollectives, AbortWithWorkPendingReleasesTheStream) {
   MPI_Barrier(MPI_COMM_WORLD);
 }
 
-// A staged call that rank 0 never joins: every other rank times out (the communicator's bound), and
-// its message says where its staged chunks stopped (StagingPipeline::describe): rank 1, rank 0's
+// A staged call that rank 0 never joins: every other rank times out (the communicator's bound), or
+// hears from the first that did (src/core/peer_notices.h) and ends then, and its message says where
+// its own staged chunks stopped (StagingPipeline::describe): rank 1, rank 0's
 // neighbour in the ring, waits for chunks from rank 0, and its message does not offer the cause of
 // a stalled device (its device work is done); the last rank names its chunk to rank 0 on the wire. Virtual nodes and an MPI that is not
 // device-aware, so every message of the flat ring is staged through host slots.
@@ -581,7 +582,8 @@ TEST_F(DeviceCollectives, AStalledStagedCallSaysWhereItsChunksAre) {
     // Queued for the progress thread, the call returned at once: the next call reports its error.
     if (rc == strataSuccess) rc = strataAllGather(send.ptr(), recv.ptr(), n, strataFloat32, comm, stream);
     const std::string error = strataGetLastError(comm);
-    EXPECT_EQ(rc, strataTimeout) << error;
+    EXPECT_TRUE(rc == strataTimeout || (rc == strataRemoteError && error.find("timed out after") != std::string::npos))
+        << error;
     EXPECT_NE(error.find("; staging: "), std::string::npos) << "rank " << me << ": " << error;
     if (me == 1) {
       std::printf("[ stalled ] rank 1: %s\n", error.c_str());

@@ -343,5 +343,99 @@ TEST(Abort, EndsTheCommunicator) {
   EXPECT_EQ(y, 0);
 }
 
+// One rank's own argument error, its peers' arguments valid: it returns the error at once and tells
+// its peers, which stop waiting for it then, not at the communicator's bound, with
+// strataRemoteError naming the rank, the call and its error. Their communicator is then unusable,
+// and the refusing rank's next call hears so. Over MPI (ring) and in the node team (one-shot).
+TEST(PeerNotices, OneRanksArgumentErrorEndsItsPeersWaitsAtOnce) {
+  const int p = worldSize(), me = worldRank(), refuser = p - 1;
+  if (p < 2) GTEST_SKIP() << "needs a peer";
+  for (const char* algorithm : {"allreduce=ring", "allreduce=oneshot"}) {
+    strataConfig_t config = STRATA_CONFIG_INITIALIZER;
+    config.timeoutSeconds = 60;
+    config.algorithm = algorithm;
+    if (std::string(algorithm) == "allreduce=oneshot") config.ranksPerNode = p;  // one node: the team serves it
+    strataComm_t c = nullptr;
+    ASSERT_EQ(strataCommInitMpi(&c, MPI_COMM_WORLD, &config), strataSuccess);
+    std::vector<float> x(4096, 1.0f), y(4096, 0.0f);
+    ASSERT_EQ(strataAllReduce(x.data(), y.data(), x.size(), strataFloat32, strataSum, c, nullptr), strataSuccess)
+        << algorithm << ": " << strataGetLastError(c);
+    const auto start = std::chrono::steady_clock::now();
+    const strataRedOp_t op = me == refuser ? static_cast<strataRedOp_t>(9) : strataSum;
+    const strataResult_t second = strataAllReduce(x.data(), y.data(), x.size(), strataFloat32, op, c, nullptr);
+    const std::string why = strataGetLastError(c);
+    const strataResult_t third = strataAllReduce(x.data(), y.data(), x.size(), strataFloat32, strataSum, c, nullptr);
+    const std::string whyThird = strataGetLastError(c);
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (me == refuser) {
+      EXPECT_EQ(second, strataInvalidArgument) << algorithm << ": " << why;
+      EXPECT_TRUE(contains(why.c_str(), "invalid reduction op 9")) << why;
+      EXPECT_EQ(third, strataRemoteError) << algorithm << ": " << whyThird;
+      EXPECT_TRUE(contains(whyThird.c_str(), "communicator failed in call #2")) << whyThird;
+    } else {
+      EXPECT_EQ(second, strataRemoteError) << algorithm << ": " << why;
+      EXPECT_TRUE(contains(why.c_str(), "rank " + std::to_string(refuser) + " refused call #2")) << why;
+      EXPECT_TRUE(contains(why.c_str(), "strataAllReduce: invalid reduction op 9")) << why;
+      EXPECT_EQ(third, strataRemoteError) << algorithm << ": " << whyThird;
+      EXPECT_TRUE(contains(whyThird.c_str(), "unusable after an earlier error")) << whyThird;
+    }
+    EXPECT_LT(seconds, 20.0) << algorithm << ": the calls must end with the notices, not the 60 s bound";
+    MPI_Barrier(MPI_COMM_WORLD);
+    EXPECT_EQ(strataCommDestroy(c), strataSuccess);
+  }
+}
+
+// A rank whose part of the refused call did not need the refusing rank (the root of a broadcast of
+// a few bytes sends and returns) may finish it; its next call hears the refusal and fails, before
+// it communicates, as every other rank's does.
+TEST(PeerNotices, ARankThatFinishedTheRefusedCallFailsItsNextOne) {
+  const int p = worldSize(), me = worldRank(), refuser = p - 1;
+  if (p < 2) GTEST_SKIP() << "needs a peer";
+  strataConfig_t config = STRATA_CONFIG_INITIALIZER;
+  config.timeoutSeconds = 60;
+  config.algorithm = "broadcast=binomial";
+  strataComm_t c = nullptr;
+  ASSERT_EQ(strataCommInitMpi(&c, MPI_COMM_WORLD, &config), strataSuccess);
+  std::vector<float> x(4, 1.0f), y(4, 0.0f);
+  ASSERT_EQ(strataBroadcast(x.data(), y.data(), x.size(), strataFloat32, 0, c, nullptr), strataSuccess)
+      << strataGetLastError(c);
+  const auto start = std::chrono::steady_clock::now();
+  const strataResult_t refused = strataBroadcast(x.data(), me == refuser ? nullptr : y.data(), x.size(), strataFloat32,
+                                                 0, c, nullptr);
+  const strataResult_t next = strataAllReduce(x.data(), y.data(), x.size(), strataFloat32, strataSum, c, nullptr);
+  const std::string why = strataGetLastError(c);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (me == refuser) {
+    EXPECT_EQ(refused, strataInvalidArgument);
+  } else {
+    EXPECT_TRUE(refused == strataSuccess || refused == strataRemoteError) << strataGetErrorString(refused);
+  }
+  EXPECT_EQ(next, strataRemoteError) << why;
+  EXPECT_TRUE(contains(why.c_str(), "refused call #2") || contains(why.c_str(), "failed in call #2")) << why;
+  EXPECT_LT(seconds, 20.0) << "the calls must end with the notices, not the 60 s bound";
+  MPI_Barrier(MPI_COMM_WORLD);
+  EXPECT_EQ(strataCommDestroy(c), strataSuccess);
+}
+
+// Every rank refusing the same call (the same wrong argument everywhere) leaves the communicator
+// usable: each hears the others' refusals of a call it refused itself.
+TEST(PeerNotices, EveryRankRefusingTheSameCallLeavesTheCommunicatorUsable) {
+  const int p = worldSize();
+  strataConfig_t config = STRATA_CONFIG_INITIALIZER;
+  config.timeoutSeconds = 60;
+  strataComm_t c = nullptr;
+  ASSERT_EQ(strataCommInitMpi(&c, MPI_COMM_WORLD, &config), strataSuccess);
+  std::vector<float> x(1000, 1.0f), y(1000, 0.0f);
+  for (int round = 0; round < 3; ++round) {
+    EXPECT_EQ(strataAllReduce(x.data(), y.data(), x.size(), strataFloat32, static_cast<strataRedOp_t>(9), c, nullptr),
+              strataInvalidArgument);
+    EXPECT_EQ(strataBroadcast(x.data(), y.data(), x.size(), strataFloat32, p, c, nullptr), strataInvalidArgument);
+    ASSERT_EQ(strataAllReduce(x.data(), y.data(), x.size(), strataFloat32, strataSum, c, nullptr), strataSuccess)
+        << strataGetLastError(c);
+    EXPECT_EQ(y[999], static_cast<float>(p));
+  }
+  EXPECT_EQ(strataCommDestroy(c), strataSuccess);
+}
+
 }  // namespace
 }  // namespace strata::test

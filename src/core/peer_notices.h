@@ -1,0 +1,151 @@
+// What a rank tells its peers when a collective fails on it, so that they stop waiting for it at
+// once instead of at the communicator's bound (STRATA_TIMEOUT).
+//
+// A rank that refuses a call on its own (its arguments, a wait of its own that failed before the
+// call communicated) says "refused call #s" to every peer. Its peers that run call s, or have run it
+// (a rank whose part of the plan did not need the refusing rank finishes it), cannot trust the
+// communicator any more: their messages of call s may never be received. So they fail with
+// strataRemoteError, their communicator becomes unusable (as after a timeout), and they answer the
+// ranks that refused: "communicator failed in call #s". Ranks that all refused the same call (the
+// same wrong argument on every rank: the common case) hear each other's refusals of a call they
+// refused themselves and let them be; before its next call, a rank that refused one waits until
+// every peer has answered (refused it too, or failed), since until then it cannot tell which case
+// it is in. A failure every rank finds itself (the plan agreement's) is told to no one. A
+// communicator that fails on its own (a timeout, a transport error, a device collective on the
+// progress thread, strataCommAbort ending a call) tells every peer, so they stop at once instead of
+// each waiting out its own bound.
+//
+// Calls are numbered alike on every rank: each collective call made on a communicator that is not
+// already unusable counts, refused or not (every rank makes the same calls in the same order). A
+// call that one rank makes alone, refused or not, puts the numbering apart: its peers' next call
+// fails as refused.
+//
+// The notices travel on a duplicate of the communicator (their own context, so they never meet a
+// plan's messages). Waits read them every few polls (WaitPolicy::peers), and each call reads them
+// as it starts. A duplicate that carried notices, like the communicator of one that failed, is not
+// freed: one may still be on its way, and MPI would hand it to whichever communicator took the
+// freed one's context next (Open MPI matches a peer's messages in order per context, so a stale one
+// stalled the next communicator's first message for good).
+#pragma once
+
+#include <mpi.h>
+
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "kernels/common/bounded_wait.h"
+#include "kernels/common/status.h"
+
+namespace strata {
+
+// Keeps an MPI communicator for the life of the process instead of freeing it: messages may still
+// be on their way to it (its strata communicator failed, or a call was refused), and MPI would
+// deliver them to whichever communicator took its context next.
+void retireComm(MPI_Comm* comm);
+
+struct Notice {
+  enum Kind : int32_t { kRefused = 1, kFailed = 2 };
+  int32_t kind = kRefused;
+  int32_t rank = 0;  // who says it
+  uint64_t seq = 0;  // the call, numbered from 1 on every rank alike
+  char what[240] = {};  // the error it met, truncated, NUL-terminated
+};
+
+// The rules, apart from MPI (unit-tested on their own).
+class NoticeLedger {
+ public:
+  explicit NoticeLedger(int rank = 0, int size = 1) : rank_(rank), size_(size), failed_(static_cast<size_t>(size), false) {}
+  // This rank refused call `seq`: its peers' refusals of that call are no news.
+  void refusedHere(uint64_t seq);
+  // This rank starts call `seq` (its own checks passed); refusals of it heard before now count.
+  void started(uint64_t seq);
+  // A peer's notice.
+  void heard(const Notice& n);
+  // Ok, or the error that ends this rank's use of the communicator (strataRemoteError); once an
+  // error, always that one.
+  const Status& verdict() const { return verdict_; }
+  // The latest call this rank started.
+  uint64_t startedCall() const { return started_; }
+  // After this rank refused calls: the first peer that has not yet said, of one of them, whether
+  // it refused it too (or that its communicator failed), and that call; -1 where none. Until every
+  // peer has, this rank's next call cannot tell whether its peers ran the refused call (then its
+  // messages or shared-memory rounds could meet theirs) or refused it as well (then the
+  // communicator is fine), so it waits.
+  int unanswered(uint64_t* call = nullptr) const;
+
+ private:
+  void refusedThere(const Notice& n);
+
+  static constexpr size_t kRemembered = 65536;  // this rank's refusals kept (the latest)
+  int rank_ = 0;
+  int size_ = 1;
+  uint64_t started_ = 0;
+  std::vector<bool> failed_;                          // per rank: its communicator failed
+  std::set<uint64_t> refused_;                        // this rank's refusals
+  std::map<uint64_t, std::vector<bool>> answered_;    // this rank's refusals not every peer answered yet
+  std::vector<Notice> ahead_;                         // refusals of calls this rank has not reached yet
+  Status verdict_;
+};
+
+class PeerNotices final : public PeerCheck {
+ public:
+  PeerNotices() = default;
+  PeerNotices(const PeerNotices&) = delete;
+  PeerNotices& operator=(const PeerNotices&) = delete;
+  ~PeerNotices();
+
+  // Duplicates `comm` (collective over it) and posts the first receive.
+  Status open(MPI_Comm comm);
+  // Cancels the receive and frees the duplicate, or keeps it (retireComm) where `retire` or a notice
+  // came in; notices still on their way out are left to MPI. Whether it kept it.
+  bool close(bool retire);
+
+  // This rank refused call `seq`: tells every peer. Where what arrived already ended the
+  // communicator (a peer refused a call this rank made), tells nothing and returns that error: the
+  // caller fails the communicator instead (failComm, which tells them).
+  Status refused(uint64_t seq, const std::string& what);
+  // This rank's communicator failed in (or after) call `seq`: tells every peer, once; where it failed
+  // on a peer's word (the verdict), only the ranks that refused a call, which wait for an answer
+  // (the others heard that word themselves).
+  void failed(uint64_t seq, const std::string& what);
+  // This rank starts call `seq`: the notices heard so far, and the verdict. Where this rank refused
+  // an earlier call, it first waits (under `policy`) until every peer has said whether it refused it
+  // too (NoticeLedger::unanswered).
+  Status started(uint64_t seq, const WaitPolicy& policy);
+  // Reads what arrived: the verdict. A thread that finds another one reading returns at once. Once
+  // the verdict is an error, answers the ranks that refused a call (the communicator failed here),
+  // from whichever thread heard it (a device collective's progress thread too).
+  Status poll() override;
+
+ private:
+  struct Outgoing {
+    Notice notice;
+    std::vector<MPI_Request> requests;
+  };
+  // Under mutex_: sends `n` to the ranks `to`; a failure to those not told yet; the failure to the
+  // ranks whose refusal was heard (they wait for every peer's answer).
+  void tell(const Notice& n, const std::vector<int>& to);
+  void tellFailed(uint64_t seq, const std::string& what, const std::vector<int>& to);
+  void answerRefusers();
+  Status readArrived();           // under mutex_
+  void reapSent();                // under mutex_
+
+  std::mutex mutex_;
+  MPI_Comm comm_ = MPI_COMM_NULL;
+  int rank_ = 0, size_ = 1;
+  Notice incoming_;
+  MPI_Request receive_ = MPI_REQUEST_NULL;
+  std::deque<std::unique_ptr<Outgoing>> outgoing_;
+  std::vector<bool> toldFailed_;  // per rank: told this communicator failed
+  std::vector<bool> refusers_;    // per rank: refused a call (its notice came in)
+  bool carried_ = false;  // a notice went out or came in
+  NoticeLedger ledger_;
+};
+
+}  // namespace strata
