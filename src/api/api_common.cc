@@ -20,13 +20,16 @@ strataResult_t finish(strataComm_t comm, const char* function, const Status& sta
   return status.code();
 }
 
-Status checkComm(strataComm_t comm, const Hold& hold) {
+Status checkComm(strataComm_t comm, const Hold& hold, bool collective) {
   STRATA_REQUIRE(comm != nullptr, strataInvalidArgument, "comm is NULL");
   STRATA_REQUIRE(hold.held(), strataInvalidArgument,
                  "comm %p is not a live communicator (destroyed, aborted, being destroyed, or never created)",
                  static_cast<void*>(comm));
   STRATA_REQUIRE(!comm->aborted.load(), strataInvalidUsage, "the communicator was aborted");
   if (!comm->fatal.ok()) {
+    // A collective on it answers a rank that refused a call since (it waits for every peer). Not a
+    // query: it may come from a thread that MPI's thread level keeps out of MPI.
+    if (collective) (void)comm->notices.poll();
     return Status(comm->fatal.code(), "the communicator is unusable after an earlier error: " + comm->fatal.message());
   }
   return Status::Ok();

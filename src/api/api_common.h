@@ -13,7 +13,7 @@ strataResult_t finish(strataComm_t comm, const char* function, const Status& sta
 
 // Checks the handle, marks the call in flight for abort, and runs `body`.
 template <typename Body>
-strataResult_t call(strataComm_t comm, const char* function, Body&& body);
+strataResult_t call(strataComm_t comm, const char* function, Body&& body, bool collective = false);
 
 // As call(), for a collective: numbers it (comm->seq, every call alike, refused or not), and where
 // it fails on this rank while the communicator is still usable, tells the peers it refused it (or,
@@ -23,8 +23,9 @@ template <typename Body>
 strataResult_t collective(strataComm_t comm, const char* function, Body&& body);
 
 class Hold;
-// The handle, held (Hold), and usable: not aborted, no earlier fatal error.
-Status checkComm(strataComm_t comm, const Hold& hold);
+// The handle, held (Hold), and usable: not aborted, no earlier fatal error (for a `collective`,
+// the notices that came in since are read first: PeerNotices).
+Status checkComm(strataComm_t comm, const Hold& hold, bool collective = false);
 
 // Validates a collective's arguments on this rank and decides whether it is in place. Nothing is
 // read or written before this returns success. The uses are the table's (sendUse, recvUse).
@@ -81,9 +82,9 @@ Status guarded(strataComm_t comm, Body&& body) {
 }
 
 template <typename Body>
-strataResult_t call(strataComm_t comm, const char* function, Body&& body) {
+strataResult_t call(strataComm_t comm, const char* function, Body&& body, bool collective) {
   Hold hold(comm);
-  Status s = checkComm(comm, hold);
+  Status s = checkComm(comm, hold, collective);
   if (!s.ok()) return finish(hold.held() ? comm : nullptr, function, s);
   return finish(comm, function, guarded(comm, body));
 }
@@ -102,10 +103,10 @@ strataResult_t collective(strataComm_t comm, const char* function, Body&& body) 
     }
     // What arrived meanwhile may have ended the communicator already (a peer refused a call this
     // rank made): then it fails instead, which tells its peers.
-    const Status heard = c->notices.refused(seq, what);
+    const Status heard = c->notices.refused(seq, what, c->wait);
     if (!heard.ok()) failComm(c, heard);
     return s;
-  });
+  }, true);
 }
 
 }  // namespace strata::api

@@ -29,7 +29,7 @@ std::deque<void*>& quarantine() {  // under registryMutex()
 // A communicator that failed, was aborted, or refused or heard of a refused call may have messages
 // still on their way to it: its MPI communicators are kept (retireComm), not freed.
 void freeComms(strataComm* c) {
-  const bool retire = c->notices.close(c->aborted.load() || !c->fatal.ok());
+  const bool retire = c->notices.close(c->aborted.load() || !c->fatal.ok(), c->wait);
   for (MPI_Comm* m : {&c->agreeComm, &c->laneComm, &c->nodeComm, &c->comm}) {
     if (*m == MPI_COMM_NULL) continue;
     if (retire) {

@@ -1,7 +1,9 @@
 #include "src/core/peer_notices.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
+#include <random>
 
 #include "inter_node/mpi_check.h"
 #include "kernels/common/log.h"
@@ -11,7 +13,9 @@ namespace strata {
 namespace {
 
 constexpr int kTag = 0;  // the notices' own communicator carries nothing else
-constexpr size_t kAheadPerRank = 16;  // refusals of calls not reached yet, kept per peer on average
+// Refusals of calls not reached yet, kept per peer on average: a refusing rank runs at most one
+// refusal ahead of its peers (PeerNotices::refused), so a few suffice.
+constexpr size_t kAheadPerRank = 16;
 
 // Sends still on their way when their communicator closed: MPI may read their buffers until it
 // delivers them, so they are kept for the life of the process (a notice's few hundred bytes per
@@ -38,14 +42,9 @@ void NoticeLedger::refusedHere(uint64_t seq) {
   std::vector<bool> answered = failed_;  // a failed peer has answered every call
   answered[static_cast<size_t>(rank_)] = true;
   // Peers that refused it before this rank did have answered already.
-  for (auto it = ahead_.begin(); it != ahead_.end();) {
-    if (it->seq == seq) {
-      answered[static_cast<size_t>(it->rank)] = true;
-      it = ahead_.erase(it);
-    } else {
-      ++it;
-    }
-  }
+  const auto [first, last] = ahead_.equal_range(seq);
+  for (auto it = first; it != last; ++it) answered[static_cast<size_t>(it->second.rank)] = true;
+  ahead_.erase(first, last);
   if (std::find(answered.begin(), answered.end(), false) != answered.end()) answered_[seq] = std::move(answered);
   if (answered_.size() > kRemembered) answered_.erase(answered_.begin());
 }
@@ -64,16 +63,9 @@ int NoticeLedger::unanswered(uint64_t* call) const {
 
 void NoticeLedger::started(uint64_t seq) {
   started_ = std::max(started_, seq);
-  std::vector<Notice> due;
-  for (auto it = ahead_.begin(); it != ahead_.end();) {
-    if (it->seq <= started_) {
-      due.push_back(*it);
-      it = ahead_.erase(it);
-    } else {
-      ++it;
-    }
-  }
-  for (const Notice& n : due) refusedThere(n);
+  const auto due = ahead_.upper_bound(started_);
+  for (auto it = ahead_.begin(); it != due; ++it) refusedThere(it->second);
+  ahead_.erase(ahead_.begin(), due);
 }
 
 void NoticeLedger::heard(const Notice& n) {
@@ -100,7 +92,7 @@ void NoticeLedger::heard(const Notice& n) {
   if (n.seq <= started_) {
     refusedThere(n);
   } else if (ahead_.size() < kAheadPerRank * static_cast<size_t>(size_)) {
-    ahead_.push_back(n);
+    ahead_.emplace(n.seq, n);
   }
 }
 
@@ -110,7 +102,7 @@ void NoticeLedger::refusedThere(const Notice& n) {
                              static_cast<unsigned long long>(n.seq), n.what));
 }
 
-PeerNotices::~PeerNotices() { close(true); }
+PeerNotices::~PeerNotices() { close(true, WaitPolicy{}); }
 
 
 Status PeerNotices::open(MPI_Comm comm) {
@@ -121,23 +113,33 @@ Status PeerNotices::open(MPI_Comm comm) {
   toldFailed_.assign(static_cast<size_t>(size_), false);
   refusers_.assign(static_cast<size_t>(size_), false);
   if (size_ == 1) return Status::Ok();
+  if (rank_ == 0) {
+    std::random_device device;
+    id_ = (static_cast<uint64_t>(device()) << 32) ^ device() ^
+          static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
+  }
+  STRATA_CHECK_MPI(MPI_Bcast(&id_, 1, MPI_UINT64_T, 0, comm));
   STRATA_CHECK_MPI(MPI_Comm_dup(comm, &comm_));
   STRATA_CHECK_MPI(MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN));
   STRATA_CHECK_MPI(MPI_Irecv(&incoming_, sizeof(Notice), MPI_BYTE, MPI_ANY_SOURCE, kTag, comm_, &receive_));
   return Status::Ok();
 }
 
-bool PeerNotices::close(bool retire) {
-  std::lock_guard<std::mutex> lock(mutex_);
+bool PeerNotices::close(bool retire, const WaitPolicy& policy) {
+  std::unique_lock<std::mutex> lock(mutex_);
   if (comm_ == MPI_COMM_NULL) return retire;
-  (void)readArrived();  // what already arrived counts
+  // What already arrived counts. Where notices went either way on a communicator that did not
+  // fail, every one still due here answers a refusal of this rank's (a peer that made a refused
+  // call failed, and then so did this rank): once all are in, none is on its way.
+  if (!readArrived().ok() || broken_) retire = true;
+  if (!retire && carried_) retire = !awaitAnswers(lock, policy).ok() || !ledger_.verdict().ok();
   if (receive_ != MPI_REQUEST_NULL) {
     MPI_Cancel(&receive_);
     MPI_Status status;
     MPI_Wait(&receive_, &status);  // a cancelled receive completes at once
     int cancelled = 1;
     MPI_Test_cancelled(&status, &cancelled);
-    if (!cancelled) carried_ = true;  // a notice came in after all
+    if (!cancelled) retire = true;  // a notice came in after all: more may follow
   }
   reapSent();
   for (auto& out : outgoing_) {
@@ -147,7 +149,6 @@ bool PeerNotices::close(bool retire) {
     leftovers<Outgoing>().push_back(std::move(out));
   }
   outgoing_.clear();
-  retire = retire || carried_;
   if (retire) {
     retireComm(&comm_);
   } else {
@@ -156,11 +157,13 @@ bool PeerNotices::close(bool retire) {
   return retire;
 }
 
-Status PeerNotices::refused(uint64_t seq, const std::string& what) {
-  std::lock_guard<std::mutex> lock(mutex_);
+Status PeerNotices::refused(uint64_t seq, const std::string& what, const WaitPolicy& policy) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  STRATA_CHECK(awaitAnswers(lock, policy));
+  // Its own refusal first: a peer's refusal of this same call, already here, is then no news.
+  ledger_.refusedHere(seq);
   const Status heard = readArrived();
   if (!heard.ok()) return heard;
-  ledger_.refusedHere(seq);
   Notice n;
   n.kind = Notice::kRefused;
   n.seq = seq;
@@ -175,6 +178,8 @@ Status PeerNotices::refused(uint64_t seq, const std::string& what) {
 
 void PeerNotices::failed(uint64_t seq, const std::string& what) {
   std::lock_guard<std::mutex> lock(mutex_);
+  broken_ = true;
+  (void)readArrived();  // a peer's word already here: then this failure is that word's
   if (!ledger_.verdict().ok()) {
     answerRefusers();  // failed on its peers' word: they know; a rank that refused waits for an answer
     return;
@@ -205,21 +210,28 @@ void PeerNotices::tellFailed(uint64_t seq, const std::string& what, const std::v
 }
 
 Status PeerNotices::started(uint64_t seq, const WaitPolicy& policy) {
-  std::lock_guard<std::mutex> lock(mutex_);
+  std::unique_lock<std::mutex> lock(mutex_);
   ledger_.started(seq);
-  Status heard = readArrived();
-  if (!heard.ok() || ledger_.unanswered() < 0) return heard;
+  STRATA_CHECK(readArrived());
+  return awaitAnswers(lock, policy);
+}
+
+Status PeerNotices::awaitAnswers(std::unique_lock<std::mutex>& lock, const WaitPolicy& policy) {
+  if (ledger_.unanswered() < 0) return ledger_.verdict();
   WaitPolicy own = policy;
   own.peers = nullptr;  // read here, under the lock
   Waiter w(own);
   int waitingFor = -1;
   uint64_t call = 0;
   while ((waitingFor = ledger_.unanswered(&call)) >= 0) {
-    STRATA_CHECK(w.idle([&] {
-      return strformat("rank %d to say whether it refused call #%llu too (this rank refused it; a rank that made "
-                       "that call answers at its next one)",
-                       waitingFor, static_cast<unsigned long long>(call));
-    }));
+    const std::string what = strformat(
+        "rank %d to say whether it refused call #%llu too (this rank refused it; a rank that made that call "
+        "answers at its next one)",
+        waitingFor, static_cast<unsigned long long>(call));
+    lock.unlock();  // another thread (a device collective's) may tell or read meanwhile
+    const Status idle = w.idle([&] { return what; });
+    lock.lock();
+    STRATA_CHECK(idle);
     STRATA_CHECK(readArrived());
   }
   return readArrived();
@@ -237,6 +249,7 @@ void PeerNotices::tell(const Notice& n, const std::vector<int>& to) {
   auto out = std::make_unique<Outgoing>();
   out->notice = n;
   out->notice.rank = rank_;
+  out->notice.comm = id_;
   for (int r : to) {
     MPI_Request request = MPI_REQUEST_NULL;
     const int rc = MPI_Isend(&out->notice, sizeof(Notice), MPI_BYTE, r, kTag, comm_, &request);
@@ -259,12 +272,14 @@ Status PeerNotices::readArrived() {
     if (rc == MPI_SUCCESS) {
       incoming_.what[sizeof incoming_.what - 1] = '\0';
       carried_ = true;
-      ledger_.heard(incoming_);
-      const size_t from = static_cast<size_t>(incoming_.rank);
-      if (incoming_.kind == Notice::kRefused && from < refusers_.size()) refusers_[from] = true;
-      // Done for on a peer's word: the ranks that refused a call hear so now (they wait for every
-      // peer's answer), not at this rank's next call. The others heard the same word themselves.
-      if (!ledger_.verdict().ok()) answerRefusers();
+      if (incoming_.comm == id_) {  // else a stale one, for a communicator that had this context before
+        ledger_.heard(incoming_);
+        const size_t from = static_cast<size_t>(incoming_.rank);
+        if (incoming_.kind == Notice::kRefused && from < refusers_.size()) refusers_[from] = true;
+      }
+      // Done for: the ranks that refused a call hear so now (they wait for every peer's answer), not
+      // at this rank's next call. The others heard the same word themselves, or were told.
+      if (broken_ || !ledger_.verdict().ok()) answerRefusers();
       rc = MPI_Irecv(&incoming_, sizeof(Notice), MPI_BYTE, MPI_ANY_SOURCE, kTag, comm_, &receive_);
     }
     if (rc != MPI_SUCCESS) {  // no more notices: the waits keep their bound

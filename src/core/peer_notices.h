@@ -8,9 +8,9 @@
 // strataRemoteError, their communicator becomes unusable (as after a timeout), and they answer the
 // ranks that refused: "communicator failed in call #s". Ranks that all refused the same call (the
 // same wrong argument on every rank: the common case) hear each other's refusals of a call they
-// refused themselves and let them be; before its next call, a rank that refused one waits until
-// every peer has answered (refused it too, or failed), since until then it cannot tell which case
-// it is in. A failure every rank finds itself (the plan agreement's) is told to no one. A
+// refused themselves and let them be; before its next call or refusal, a rank that refused one
+// waits until every peer has answered (refused it too, or failed), since until then it cannot tell
+// which case it is in (and so a rank refusing call after call runs at most one refusal ahead). A failure every rank finds itself (the plan agreement's) is told to no one. A
 // communicator that fails on its own (a timeout, a transport error, a device collective on the
 // progress thread, strataCommAbort ending a call) tells every peer, so they stop at once instead of
 // each waiting out its own bound.
@@ -22,10 +22,15 @@
 //
 // The notices travel on a duplicate of the communicator (their own context, so they never meet a
 // plan's messages). Waits read them every few polls (WaitPolicy::peers), and each call reads them
-// as it starts. A duplicate that carried notices, like the communicator of one that failed, is not
-// freed: one may still be on its way, and MPI would hand it to whichever communicator took the
-// freed one's context next (Open MPI matches a peer's messages in order per context, so a stale one
-// stalled the next communicator's first message for good).
+// as it starts. The communicators of one that failed are not freed: a message may still be on its
+// way, and MPI would hand it to whichever communicator took the freed one's context next (Open MPI
+// matches a peer's messages in order per context, so a stale one stalled the next communicator's
+// first message for good). One whose refusals were all answered is freed: no notice is then due.
+// A notice carries its communicator's number, drawn at creation: a stale one is dropped.
+//
+// Cost: a refused call, p - 1 notices from its rank and one answer from each peer that made it; a
+// communicator failing on its own, p - 1 notices (one failing on a peer's word tells only the
+// ranks that refused).
 #pragma once
 
 #include <mpi.h>
@@ -53,6 +58,7 @@ struct Notice {
   enum Kind : int32_t { kRefused = 1, kFailed = 2 };
   int32_t kind = kRefused;
   int32_t rank = 0;  // who says it
+  uint64_t comm = 0; // the communicator's number, drawn at its creation (a stale notice from another is dropped)
   uint64_t seq = 0;  // the call, numbered from 1 on every rank alike
   char what[240] = {};  // the error it met, truncated, NUL-terminated
 };
@@ -89,7 +95,7 @@ class NoticeLedger {
   std::vector<bool> failed_;                          // per rank: its communicator failed
   std::set<uint64_t> refused_;                        // this rank's refusals
   std::map<uint64_t, std::vector<bool>> answered_;    // this rank's refusals not every peer answered yet
-  std::vector<Notice> ahead_;                         // refusals of calls this rank has not reached yet
+  std::multimap<uint64_t, Notice> ahead_;             // refusals of calls this rank has not reached yet
   Status verdict_;
 };
 
@@ -100,16 +106,18 @@ class PeerNotices final : public PeerCheck {
   PeerNotices& operator=(const PeerNotices&) = delete;
   ~PeerNotices();
 
-  // Duplicates `comm` (collective over it) and posts the first receive.
+  // Duplicates `comm` and draws the communicator's number (collective over it); posts the first receive.
   Status open(MPI_Comm comm);
-  // Cancels the receive and frees the duplicate, or keeps it (retireComm) where `retire` or a notice
-  // came in; notices still on their way out are left to MPI. Whether it kept it.
-  bool close(bool retire);
+  // Cancels the receive and frees the duplicate, or keeps it (retireComm) where `retire`, or where
+  // notices came in and not every refusal of this rank's was answered within `policy`'s bound (a
+  // notice may be on its way); notices still on their way out are left to MPI. Whether it kept it.
+  bool close(bool retire, const WaitPolicy& policy);
 
-  // This rank refused call `seq`: tells every peer. Where what arrived already ended the
-  // communicator (a peer refused a call this rank made), tells nothing and returns that error: the
-  // caller fails the communicator instead (failComm, which tells them).
-  Status refused(uint64_t seq, const std::string& what);
+  // This rank refused call `seq`: once every peer answered its earlier refusals (under `policy`: a
+  // rank refusing call after call runs at most one refusal ahead of its peers), tells every peer.
+  // Where what arrived already ended the communicator (a peer refused a call this rank made), tells
+  // nothing and returns that error: the caller fails the communicator instead (failComm).
+  Status refused(uint64_t seq, const std::string& what, const WaitPolicy& policy);
   // This rank's communicator failed in (or after) call `seq`: tells every peer, once; where it failed
   // on a peer's word (the verdict), only the ranks that refused a call, which wait for an answer
   // (the others heard that word themselves).
@@ -133,6 +141,8 @@ class PeerNotices final : public PeerCheck {
   void tell(const Notice& n, const std::vector<int>& to);
   void tellFailed(uint64_t seq, const std::string& what, const std::vector<int>& to);
   void answerRefusers();
+  // Under `lock` (of mutex_, released between polls): until every peer answered this rank's refusals.
+  Status awaitAnswers(std::unique_lock<std::mutex>& lock, const WaitPolicy& policy);
   Status readArrived();           // under mutex_
   void reapSent();                // under mutex_
 
@@ -144,6 +154,8 @@ class PeerNotices final : public PeerCheck {
   std::deque<std::unique_ptr<Outgoing>> outgoing_;
   std::vector<bool> toldFailed_;  // per rank: told this communicator failed
   std::vector<bool> refusers_;    // per rank: refused a call (its notice came in)
+  bool broken_ = false;           // this communicator failed here (failed())
+  uint64_t id_ = 0;               // the communicator's number (Notice::comm)
   bool carried_ = false;  // a notice went out or came in
   NoticeLedger ledger_;
 };
