@@ -70,14 +70,16 @@ class Waiter {
         return makeStatus(strataInvalidUsage, "the communicator was aborted (strataCommAbort) while waiting for %s",
                           std::string(what()).c_str());
       }
-      if (policy_.peers != nullptr) {
+      const Clock::time_point now = Clock::now();
+      const double waited = std::chrono::duration<double>(now - start_).count();
+      // The peers' word only in a wait that lasts: one that ends in microseconds (a small call's)
+      // would pay for reading it on every call, and a peer that failed makes this wait last.
+      if (policy_.peers != nullptr && waited >= kPeersAfterSeconds) {
         const Status heard = policy_.peers->poll();
         if (!heard.ok()) {
           return Status(heard.code(), heard.message() + ", while this rank waited for " + std::string(what()));
         }
       }
-      const Clock::time_point now = Clock::now();
-      const double waited = std::chrono::duration<double>(now - start_).count();
       // 16 polls take microseconds to milliseconds: a long gap means this thread was held
       // elsewhere (blocked in a call, or not scheduled), so the wait may have run out while it was
       // not looking, and the peers may have waited for it.
@@ -126,6 +128,7 @@ class Waiter {
   static void yieldCore();
 
   static constexpr double kReportedGapSeconds = 1.0;
+  static constexpr double kPeersAfterSeconds = 20e-6;  // a wait reads the peers' word from then on
 
   WaitPolicy policy_;
   uint64_t polls_ = 0;

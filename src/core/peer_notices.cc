@@ -209,9 +209,18 @@ void PeerNotices::tellFailed(uint64_t seq, const std::string& what, const std::v
   tell(n, to);
 }
 
+bool PeerNotices::readDue() const {
+  if (!quiet_.load(std::memory_order_acquire)) return true;
+  const int64_t now = std::chrono::steady_clock::now().time_since_epoch().count();
+  return now - lastRead_.load(std::memory_order_relaxed) >= std::chrono::nanoseconds(kQuietReadEvery).count();
+}
+
 Status PeerNotices::started(uint64_t seq, const WaitPolicy& policy) {
+  started_.store(seq, std::memory_order_release);
+  // Quiet, a call reads nothing as it starts: a peer's refusal of it reaches it in its first wait
+  // that lasts (Waiter), and a refusing rank waits for its answer until it does.
+  if (comm_ == MPI_COMM_NULL || quiet_.load(std::memory_order_acquire)) return Status::Ok();
   std::unique_lock<std::mutex> lock(mutex_);
-  ledger_.started(seq);
   STRATA_CHECK(readArrived());
   return awaitAnswers(lock, policy);
 }
@@ -238,6 +247,7 @@ Status PeerNotices::awaitAnswers(std::unique_lock<std::mutex>& lock, const WaitP
 }
 
 Status PeerNotices::poll() {
+  if (!readDue()) return Status::Ok();
   std::unique_lock<std::mutex> lock(mutex_, std::try_to_lock);
   if (!lock.owns_lock()) return Status::Ok();  // another thread is reading them
   return readArrived();
@@ -265,6 +275,7 @@ void PeerNotices::tell(const Notice& n, const std::vector<int>& to) {
 }
 
 Status PeerNotices::readArrived() {
+  ledger_.started(started_.load(std::memory_order_acquire));
   while (receive_ != MPI_REQUEST_NULL) {
     int arrived = 0;
     int rc = MPI_Test(&receive_, &arrived, MPI_STATUS_IGNORE);
@@ -287,6 +298,8 @@ Status PeerNotices::readArrived() {
       receive_ = MPI_REQUEST_NULL;
     }
   }
+  lastRead_.store(std::chrono::steady_clock::now().time_since_epoch().count(), std::memory_order_relaxed);
+  quiet_.store(ledger_.quiet(), std::memory_order_release);
   return ledger_.verdict();
 }
 

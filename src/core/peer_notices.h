@@ -21,8 +21,9 @@
 // fails as refused.
 //
 // The notices travel on a duplicate of the communicator (their own context, so they never meet a
-// plan's messages). Waits read them every few polls (WaitPolicy::peers), and each call reads them
-// as it starts. The communicators of one that failed are not freed: a message may still be on its
+// plan's messages). A wait that lasts past 20 us reads them (WaitPolicy::peers); a call reads them
+// as it starts only where the last read left something to act on (kQuietReadEvery): a small call
+// that ends in microseconds pays nothing for them. The communicators of one that failed are not freed: a message may still be on its
 // way, and MPI would hand it to whichever communicator took the freed one's context next (Open MPI
 // matches a peer's messages in order per context, so a stale one stalled the next communicator's
 // first message for good). One whose refusals were all answered is freed: no notice is then due.
@@ -35,6 +36,8 @@
 
 #include <mpi.h>
 
+#include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <deque>
 #include <map>
@@ -78,6 +81,9 @@ class NoticeLedger {
   const Status& verdict() const { return verdict_; }
   // The latest call this rank started.
   uint64_t startedCall() const { return started_; }
+  // Nothing to act on: the verdict ok, no refusal of this rank's waiting for answers, no refusal of
+  // a call this rank has not reached.
+  bool quiet() const { return verdict_.ok() && answered_.empty() && ahead_.empty(); }
   // After this rank refused calls: the first peer that has not yet said, of one of them, whether
   // it refused it too (or that its communicator failed), and that call; -1 where none. Until every
   // peer has, this rank's next call cannot tell whether its peers ran the refused call (then its
@@ -122,14 +128,20 @@ class PeerNotices final : public PeerCheck {
   // on a peer's word (the verdict), only the ranks that refused a call, which wait for an answer
   // (the others heard that word themselves).
   void failed(uint64_t seq, const std::string& what);
-  // This rank starts call `seq`: the notices heard so far, and the verdict. Where this rank refused
-  // an earlier call, it first waits (under `policy`) until every peer has said whether it refused it
-  // too (NoticeLedger::unanswered).
+  // This rank starts call `seq`: the notices heard so far, and the verdict (read only where the
+  // ledger was not quiet: kQuietReadEvery). Where this rank refused an earlier call, it first waits
+  // (under `policy`) until every peer has said whether it refused it too (NoticeLedger::unanswered).
   Status started(uint64_t seq, const WaitPolicy& policy);
   // Reads what arrived: the verdict. A thread that finds another one reading returns at once. Once
   // the verdict is an error, answers the ranks that refused a call (the communicator failed here),
   // from whichever thread heard it (a device collective's progress thread too).
   Status poll() override;
+
+  // While the ledger is quiet, a call reads no notice as it starts, and poll() reads at most once
+  // per kQuietReadEvery: a read is an MPI_Test (a pass of MPI's progress engine) and a notice is a
+  // failure's, rare. Reading at every start and every 16th poll of a wait cost a 2-rank node
+  // allreduce of 8 B 0.60 us against 0.44-0.47 without notices (Zen 4 VM, medians of 12 launches).
+  static constexpr std::chrono::microseconds kQuietReadEvery{200};
 
  private:
   struct Outgoing {
@@ -146,7 +158,13 @@ class PeerNotices final : public PeerCheck {
   Status readArrived();           // under mutex_
   void reapSent();                // under mutex_
 
+  // A read is due: the ledger is not quiet, or kQuietReadEvery passed since the last.
+  bool readDue() const;
+
   std::mutex mutex_;
+  std::atomic<uint64_t> started_{0};   // the latest call started (the ledger hears of it at the next read)
+  std::atomic<bool> quiet_{true};      // NoticeLedger::quiet at the last read
+  std::atomic<int64_t> lastRead_{0};   // steady_clock nanoseconds of the last read
   MPI_Comm comm_ = MPI_COMM_NULL;
   int rank_ = 0, size_ = 1;
   Notice incoming_;
