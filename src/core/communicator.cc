@@ -26,8 +26,9 @@ std::deque<void*>& quarantine() {  // under registryMutex()
   return *q;
 }
 
-// A communicator that failed, was aborted, or refused or heard of a refused call may have messages
-// still on their way to it: its MPI communicators are kept (retireComm), not freed.
+// A communicator that failed or was aborted, or whose notices may still be on their way
+// (PeerNotices::close), may have messages still on their way to it: its MPI communicators are kept
+// (retireComm), not freed.
 void freeComms(strataComm* c) {
   const bool retire = c->notices.close(c->aborted.load() || !c->fatal.ok(), c->wait);
   for (MPI_Comm* m : {&c->agreeComm, &c->laneComm, &c->nodeComm, &c->comm}) {

@@ -17,21 +17,26 @@ constexpr int kTag = 0;  // the notices' own communicator carries nothing else
 // refusal ahead of its peers (PeerNotices::refused), so a few suffice.
 constexpr size_t kAheadPerRank = 16;
 
-// Sends still on their way when their communicator closed: MPI may read their buffers until it
-// delivers them, so they are kept for the life of the process (a notice's few hundred bytes per
-// peer, only where a call failed).
+// What MPI may still use after its communicator closed is kept for the life of the process, under
+// one lock (communicators close on any thread): sends still on their way (MPI may read their
+// buffers until it delivers them: a notice's few hundred bytes per peer, only where a call failed),
+// and retired communicators.
+std::mutex& keptMutex() {
+  static auto* mutex = new std::mutex;
+  return *mutex;
+}
 template <typename T>
-std::vector<std::unique_ptr<T>>& leftovers() {
+void keepForMpi(std::unique_ptr<T> sends) {
   static auto* kept = new std::vector<std::unique_ptr<T>>;
-  return *kept;
+  std::lock_guard<std::mutex> lock(keptMutex());
+  kept->push_back(std::move(sends));
 }
 
 }  // namespace
 
 void retireComm(MPI_Comm* comm) {
-  static std::mutex mutex;
   static auto* kept = new std::vector<MPI_Comm>;
-  std::lock_guard<std::mutex> lock(mutex);
+  std::lock_guard<std::mutex> lock(keptMutex());
   kept->push_back(*comm);
   *comm = MPI_COMM_NULL;
 }
@@ -146,7 +151,7 @@ bool PeerNotices::close(bool retire, const WaitPolicy& policy) {
     for (MPI_Request& r : out->requests) {
       if (r != MPI_REQUEST_NULL) MPI_Request_free(&r);
     }
-    leftovers<Outgoing>().push_back(std::move(out));
+    keepForMpi(std::move(out));
   }
   outgoing_.clear();
   if (retire) {
