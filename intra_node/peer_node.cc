@@ -26,6 +26,7 @@ Status myPciAddress(PciAddress* out) {
 
 PeerNodeTeam::~PeerNodeTeam() {
   if (last_ != nullptr) cudaEventDestroy(last_);
+  if (stopStream_ != nullptr) cudaStreamDestroy(stopStream_);
   if (hostWords_ != nullptr && !wordsLeaked_) cudaFreeHost(hostWords_);
 }
 
@@ -69,6 +70,7 @@ Status PeerNodeTeam::setUp(NodeTeam& team, size_t halfBytes, double timeoutSecon
     std::memset(words, 0, 64);
     STRATA_CHECK_CUDA(cudaHostGetDevicePointer(&deviceWords, words, 0));
     STRATA_CHECK_CUDA(cudaEventCreateWithFlags(&p->last_, cudaEventDisableTiming));
+    STRATA_CHECK_CUDA(cudaStreamCreateWithFlags(&p->stopStream_, cudaStreamNonBlocking));
     return Status::Ok();
   }));
   cuda::PeerNode& n = p->node_;
@@ -97,12 +99,24 @@ Status PeerNodeTeam::kernelStatus() const {
                         "barrier %u (that member's kernel never reached it)",
                         static_cast<double>(node_.timeoutNs) * 1e-9, s[cuda::kPeerStatusBlock],
                         s[cuda::kPeerStatusMember], s[cuda::kPeerStatusBarrier]);
+    case cuda::kPeerStopped:
+      return makeStatus(strataRemoteError,
+                        "a peer collective kernel stopped: its block %u waited for node member %u at barrier %u, "
+                        "and that member refused the call or its communicator failed",
+                        s[cuda::kPeerStatusBlock], s[cuda::kPeerStatusMember], s[cuda::kPeerStatusBarrier]);
     default: return makeStatus(strataInternalError, "peer collective kernel status %u", s[cuda::kPeerStatusCode]);
   }
 }
 
 void PeerNodeTeam::abort() {
   if (hostWords_ != nullptr) static_cast<volatile uint32_t*>(hostWords_)[kAbortWord] = 1;
+}
+
+Status PeerNodeTeam::stopPeers(uint64_t seq, bool failed) {
+  std::lock_guard<std::mutex> lock(stopMutex_);
+  if (stopStream_ == nullptr || stopsClosed_) return Status::Ok();
+  stopsLaunched_ = true;
+  return cuda::launchPeerStop(node_, seq, failed, stopStream_);
 }
 
 Status PeerNodeTeam::run(cuda::PeerCall call, DataType type, RedOp op, cudaStream_t stream) {
@@ -123,13 +137,19 @@ Status PeerNodeTeam::run(cuda::PeerCall call, DataType type, RedOp op, cudaStrea
 
 Status PeerNodeTeam::release(NodeTeam* team, double timeoutSeconds, bool abandon, const DeviceSyncSteps& steps) {
   Status status;
-  if (launched_) {
-    // The last kernel may still read and signal the peers' buffers: it ends before they are
-    // unmapped. After an abort it returns at its next poll; if it does not end in time, nothing is
-    // unmapped or freed (a leak is better than a kernel writing into memory that went away).
+  {
+    std::lock_guard<std::mutex> lock(stopMutex_);
+    stopsClosed_ = true;  // no stop kernel after this one's wait: it would write into unmapped buffers
+  }
+  if (launched_ || stopsLaunched_) {
+    // The last kernel may still read and signal the peers' buffers, and a stop kernel write their
+    // stop records: they end before the buffers are unmapped. After an abort a collective kernel
+    // returns at its next poll; if one does not end in time, nothing is unmapped or freed (a leak
+    // is better than a kernel writing into memory that went away).
     WaitPolicy policy;
     policy.timeoutSeconds = timeoutSeconds;
-    const Status done = waitForEvent(last_, policy, "the last peer collective kernel");
+    Status done = launched_ ? waitForEvent(last_, policy, "the last peer collective kernel") : Status::Ok();
+    if (done.ok() && stopsLaunched_) done = waitForStream(stopStream_, policy, "the peer stop kernel");
     if (!done.ok()) {
       (void)slots_.release();  // leaked on purpose: its destructor would unmap and free
       wordsLeaked_ = true;     // the kernel may still read them; an abort may still write them

@@ -16,6 +16,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 
 #include "intra_node/device_slots.h"
@@ -57,6 +58,10 @@ class PeerNodeTeam {
   Status kernelStatus() const;
   // strataCommAbort: kernels waiting at a barrier return at their next poll.
   void abort();
+  // This member refused call `seq`, or (`failed`) its communicator failed or was aborted: the
+  // other members' kernels stop waiting for it (launchPeerStop), on a stream of its own, not waited
+  // for. Any thread; nothing once release() has begun.
+  Status stopPeers(uint64_t seq, bool failed);
 
   const cuda::PeerNode& node() const { return node_; }
   // The schedule of the last call (rounds and barriers: the device cost model's latency terms).
@@ -75,6 +80,12 @@ class PeerNodeTeam {
   uint32_t barriers_ = 0;
   uint64_t rounds_ = 0;
   cudaEvent_t last_ = nullptr;  // the previous call's completion
+  // stopPeers' kernels, launched by the communicator's calls or by an abort on another thread;
+  // release() closes them (under stopMutex_) and waits for those launched before.
+  cudaStream_t stopStream_ = nullptr;
+  std::mutex stopMutex_;
+  bool stopsLaunched_ = false;
+  bool stopsClosed_ = false;
   cuda::PeerSchedule lastSchedule_;
   bool launched_ = false;
 };

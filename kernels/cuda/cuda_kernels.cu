@@ -196,6 +196,7 @@ Status preloadKernels() {
     withDeviceType(type, MismatchLoader{&loaded});
   }
   loadKernel(reinterpret_cast<const void*>(waitFlagKernel), &loaded);
+  loadKernel(peerStopKernelAddress(), &loaded);
   cudaGetLastError();  // the failure is reported here, not left for the next launch's check
   return cudaCheck(loaded, "cudaFuncGetAttributes (loading the library's kernels)", STRATA_WHERE);
 }

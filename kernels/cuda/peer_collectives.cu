@@ -17,6 +17,17 @@ size_t ceilDiv(size_t x, size_t a) { return (x + a - 1) / a; }
 // every peer per phase, which a small range does not amortise.
 constexpr size_t kBytesPerBlock = 64 << 10;
 
+// One thread per other member: this member's stop record in that member's signal area, the call's
+// number first, then (after a system-scope fence) its kind, which the waiting kernels read first.
+__global__ void peerStopKernel(PeerNode node, uint32_t seq, uint32_t kind) {
+  const int p = static_cast<int>(threadIdx.x);
+  if (p >= node.ranks || p == node.me) return;
+  volatile uint32_t* record = node.signals[p] + kPeerStopLine * (128 / sizeof(uint32_t)) + 2 * node.me;
+  storeVolatileGlobal(record, seq);
+  __threadfence_system();
+  storeVolatileGlobal(record + 1, kind);
+}
+
 }  // namespace
 
 PeerSchedule peerSchedule(const PeerNode& node, const PeerCall& call, size_t elemSize) {
@@ -86,5 +97,14 @@ Status launchPeerCollective(const PeerNode& node, const PeerCall& call, DataType
                  static_cast<int>(type));
   return cudaCheck(cudaGetLastError(), "cudaGetLastError", STRATA_WHERE).withContext("launching the peer collective kernel");
 }
+
+Status launchPeerStop(const PeerNode& node, uint64_t seq, bool failed, cudaStream_t stream) {
+  if (node.ranks <= 1) return Status::Ok();
+  launchKernel("peerStopKernel", peerStopKernel, 1, kMaxPeerRanks, stream, node, static_cast<uint32_t>(seq),
+               static_cast<uint32_t>(failed ? kPeerFailed : kPeerRefusedCall));
+  return cudaCheck(cudaGetLastError(), "cudaGetLastError", STRATA_WHERE).withContext("launching the peer stop kernel");
+}
+
+const void* peerStopKernelAddress() { return reinterpret_cast<const void*>(peerStopKernel); }
 
 }  // namespace strata::cuda

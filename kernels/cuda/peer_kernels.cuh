@@ -63,12 +63,36 @@ __host__ __device__ __forceinline__ void blockPart(size_t len, size_t piece, siz
   *n = *begin >= len ? 0 : (len - *begin < piece ? len - *begin : piece);
 }
 
+// Records the first failure of this member's kernels in the host-mapped status words: its code,
+// and which block waited for which member at which barrier.
+__device__ __forceinline__ void recordPeerStatus(const PeerNode& node, uint32_t code, uint32_t barrier, int member) {
+  if (atomicCAS(node.status + kPeerStatusCode, uint32_t{kPeerOk}, code) == kPeerOk) {
+    storeVolatileGlobal(static_cast<volatile uint32_t*>(node.status + kPeerStatusBarrier), barrier);
+    storeVolatileGlobal(static_cast<volatile uint32_t*>(node.status + kPeerStatusMember), static_cast<uint32_t>(member));
+    storeVolatileGlobal(static_cast<volatile uint32_t*>(node.status + kPeerStatusBlock), blockIdx.x);
+  }
+  __threadfence_system();
+}
+
+// Whether member p's stop record (in this member's signal area) says it will not reach a barrier
+// of call `seq`: it refused that call, or its communicator failed. The record's kind is written
+// after its call number, with a system-scope fence between (launchPeerStop).
+__device__ __forceinline__ bool memberStopped(const PeerNode& node, int p, uint32_t seq) {
+  const volatile uint32_t* record = node.signals[node.me] + kPeerStopLine * (128 / sizeof(uint32_t)) + 2 * p;
+  const uint32_t kind = loadVolatileGlobal(record + 1);
+  if (kind == kPeerRunning) return false;
+  __threadfence();
+  return kind == kPeerFailed || loadVolatileGlobal(record) == seq;
+}
+
 // Block-level barrier with every peer's same-numbered block: thread p (< ranks, != me) publishes
 // `value` in member p's flag for (this block, me), after a system-scope fence that orders the
 // block's writes before it, then polls this member's flag for (this block, p), with a fence after
-// (acquire). Returns false when the communicator was aborted; traps after the timeout, having
-// written what it waited for into the host-mapped status words.
-__device__ __forceinline__ bool peerBarrier(const PeerNode& node, uint32_t value, size_t half, uint32_t* shifts) {
+// (acquire). Returns false when the communicator was aborted or member p stopped (its stop record
+// written into the status words); traps after the timeout, having written what it waited for
+// into the host-mapped status words.
+__device__ __forceinline__ bool peerBarrier(const PeerNode& node, uint32_t seq, uint32_t value, size_t half,
+                                            uint32_t* shifts) {
   __shared__ int aborted;
   if (threadIdx.x == 0) aborted = 0;
   __syncthreads();  // the block's writes of the phase are issued, `aborted` is reset
@@ -85,13 +109,13 @@ __device__ __forceinline__ bool peerBarrier(const PeerNode& node, uint32_t value
           aborted = 1;
           break;
         }
+        if (memberStopped(node, p, seq)) {
+          recordPeerStatus(node, kPeerStopped, value, p);
+          aborted = 1;
+          break;
+        }
         if (deviceTimerNs() - start > node.timeoutNs) {
-          if (atomicCAS(node.status + kPeerStatusCode, uint32_t{kPeerOk}, uint32_t{kPeerTimedOut}) == kPeerOk) {
-            storeVolatileGlobal(static_cast<volatile uint32_t*>(node.status + kPeerStatusBarrier), value);
-            storeVolatileGlobal(static_cast<volatile uint32_t*>(node.status + kPeerStatusMember), static_cast<uint32_t>(p));
-            storeVolatileGlobal(static_cast<volatile uint32_t*>(node.status + kPeerStatusBlock), blockIdx.x);
-          }
-          __threadfence_system();
+          recordPeerStatus(node, kPeerTimedOut, value, p);
           __trap();
         }
       }
@@ -150,7 +174,7 @@ __global__ void __launch_bounds__(kThreads, kPeerMinBlocksPerSm) peerCollectiveK
         char* mine = placeData(node, half, alignmentOf(recv));
         blockPart(len, s.blockElems, b, &lo, &m);
         blockCopy(mine + lo * es, send + (done + lo) * es, m * es);
-        if (!peerBarrier(node, ++barrier, half, shifts)) return;
+        if (!peerBarrier(node, c.seq, ++barrier, half, shifts)) return;
         blockReduceHalves<T, Op>(node, shifts, half, lo * es, m, c.divisor, recv + (done + lo) * es, nullptr);
         break;
       }
@@ -163,7 +187,7 @@ __global__ void __launch_bounds__(kThreads, kPeerMinBlocksPerSm) peerCollectiveK
           blockPart(q0 >= len ? 0 : (len - q0 < s.chunkElems ? len - q0 : s.chunkElems), s.blockElems, b, &lo, &m);
           blockCopy(mine + (q0 + lo) * es, send + (done + q0 + lo) * es, m * es);
         }
-        if (!peerBarrier(node, ++barrier, half, shifts)) return;
+        if (!peerBarrier(node, c.seq, ++barrier, half, shifts)) return;
         const size_t results = static_cast<size_t>(n) * s.chunkElems;
         const size_t m0 = static_cast<size_t>(me) * s.chunkElems;
         blockPart(m0 >= len ? 0 : (len - m0 < s.chunkElems ? len - m0 : s.chunkElems), s.blockElems, b, &lo, &m);
@@ -175,7 +199,7 @@ __global__ void __launch_bounds__(kThreads, kPeerMinBlocksPerSm) peerCollectiveK
           __syncthreads();  // the block's reduction is in the result area
           blockCopy(out, result, m * es);
         }
-        if (!peerBarrier(node, ++barrier, half, shifts)) return;
+        if (!peerBarrier(node, c.seq, ++barrier, half, shifts)) return;
         for (int q = 0; q < n; ++q) {
           if (q == me) continue;
           const size_t q0 = static_cast<size_t>(q) * s.chunkElems;
@@ -193,7 +217,7 @@ __global__ void __launch_bounds__(kThreads, kPeerMinBlocksPerSm) peerCollectiveK
           blockCopy(mine + (static_cast<size_t>(q) * s.chunkElems + lo) * es,
                     send + (static_cast<size_t>(q) * c.count + done + lo) * es, m * es);
         }
-        if (!peerBarrier(node, ++barrier, half, shifts)) return;
+        if (!peerBarrier(node, c.seq, ++barrier, half, shifts)) return;
         blockReduceHalves<T, Op>(node, shifts, half, (static_cast<size_t>(me) * s.chunkElems + lo) * es, m,
                                  c.divisor, recv + (done + lo) * es, nullptr);
         break;
@@ -203,7 +227,7 @@ __global__ void __launch_bounds__(kThreads, kPeerMinBlocksPerSm) peerCollectiveK
         char* mine = placeData(node, half, alignmentOf(recv + static_cast<size_t>(me) * c.count * es));
         blockPart(len, s.blockElems, b, &lo, &m);
         blockCopy(mine + lo * es, send + (done + lo) * es, m * es);
-        if (!peerBarrier(node, ++barrier, half, shifts)) return;
+        if (!peerBarrier(node, c.seq, ++barrier, half, shifts)) return;
         for (int q = 0; q < n; ++q) {
           char* out = recv + (static_cast<size_t>(q) * c.count + done + lo) * es;
           blockCopy(out, q == me ? send + (done + lo) * es : peerData(q, half) + lo * es, m * es);
@@ -214,7 +238,7 @@ __global__ void __launch_bounds__(kThreads, kPeerMinBlocksPerSm) peerCollectiveK
         char* mine = placeData(node, half, alignmentOf(recv));
         blockPart(len, s.blockElems, b, &lo, &m);
         if (me == c.root) blockCopy(mine + lo * es, send + (done + lo) * es, m * es);
-        if (!peerBarrier(node, ++barrier, half, shifts)) return;
+        if (!peerBarrier(node, c.seq, ++barrier, half, shifts)) return;
         blockCopy(recv + (done + lo) * es, me == c.root ? send + (done + lo) * es : peerData(c.root, half) + lo * es,
                   m * es);
         break;

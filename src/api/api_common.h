@@ -5,6 +5,7 @@
 
 #include "kernels/plan/collective.h"
 #include "src/core/communicator.h"
+#include "src/core/device_path.h"
 
 namespace strata::api {
 
@@ -102,7 +103,9 @@ strataResult_t collective(strataComm_t comm, const char* function, Body&& body) 
       return s;
     }
     // What arrived meanwhile may have ended the communicator already (a peer refused a call this
-    // rank made): then it fails instead, which tells its peers.
+    // rank made): then it fails instead, which tells its peers. The peers' device kernels waiting
+    // for this rank in this call hear it through the stop records.
+    stopPeerKernels(c, seq, false);
     const Status heard = c->notices.refused(seq, what, c->wait);
     if (!heard.ok()) failComm(c, heard);
     return s;

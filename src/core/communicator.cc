@@ -315,6 +315,7 @@ namespace strata {
 const Status& failComm(strataComm* comm, const Status& error) {
   comm->fatal = error;
   comm->notices.failed(comm->seq, error.message());
+  stopPeerKernels(comm, comm->seq, true);
   return comm->fatal;
 }
 

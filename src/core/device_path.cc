@@ -270,6 +270,22 @@ Status choosePeerAlgorithm(const strataComm* comm, const DevicePath& path, const
   return Status::Ok();
 }
 
+// An earlier peer kernel stopped (`stopped`): a member refused its call or failed, and that member's
+// notice, sent beside its stop record, says which call and why. Waits for it (bounded) and returns
+// it; `stopped` where none came.
+Status noticeBehindStop(strataComm* comm, const Status& stopped) {
+  Status verdict;
+  const Status waited = waitUntil(
+      comm->wait,
+      [&] {
+        verdict = comm->notices.poll();
+        return !verdict.ok();
+      },
+      [] { return std::string("the notice of the node member a peer collective kernel stopped waiting for"); });
+  if (!verdict.ok()) return verdict;
+  return waited.code() == strataRemoteError ? waited : stopped;
+}
+
 Status runPeerCollective(strataComm* comm, DevicePath& path, const CollectiveArgs& args, PeerAlgorithm algorithm,
                          const void* send, void* recv, cudaStream_t stream) {
   // As for a plan: at the first call of its shape, every rank checks that all run the same.
@@ -281,7 +297,9 @@ Status runPeerCollective(strataComm* comm, DevicePath& path, const CollectiveArg
   call.count = args.count;
   call.root = args.root;
   call.divisor = args.op == strataAvg ? comm->size : 0;
-  const Status s = path.peer->run(call, args.type, args.op, stream);
+  call.seq = static_cast<uint32_t>(comm->seq);
+  Status s = path.peer->run(call, args.type, args.op, stream);
+  if (s.code() == strataRemoteError) s = noticeBehindStop(comm, s);
   if (!s.ok() && s.code() != strataInvalidArgument && s.code() != strataInvalidUsage) failComm(comm, s);
   comm->lastPeerAlgorithm = peerAlgorithmName(algorithm);
   return s;
@@ -533,12 +551,36 @@ bool lastPeerSchedule(const strataComm* comm, double* rounds, double* barriers) 
 #endif
 }
 
+#ifdef STRATA_HAVE_CUDA
+namespace {
+// PeerNodeTeam::stopPeers on the path's device, whichever the calling thread has selected.
+void stopPeersOf(DevicePath& path, unsigned long long seq, bool failed) {
+  DeviceScope scope(path.device);
+  const Status s = path.peer->stopPeers(seq, failed);
+  if (!s.ok()) STRATA_WARN("telling the node's peer kernels to stop waiting for this rank: %s", s.message().c_str());
+}
+}  // namespace
+#endif
+
 void abortDevicePath(strataComm* comm) {
 #ifdef STRATA_HAVE_CUDA
   std::lock_guard<std::mutex> published(publishedPaths());
-  if (comm->devicePath != nullptr && comm->devicePath->peer != nullptr) comm->devicePath->peer->abort();
+  DevicePath* path = comm->devicePath;
+  if (path == nullptr || path->peer == nullptr) return;
+  path->peer->abort();
+  stopPeersOf(*path, 0, true);  // the other members' kernels waiting for this one stop too
 #else
   (void)comm;
+#endif
+}
+
+void stopPeerKernels(strataComm* comm, unsigned long long seq, bool failed) {
+#ifdef STRATA_HAVE_CUDA
+  if (comm->devicePath != nullptr && comm->devicePath->peer != nullptr) stopPeersOf(*comm->devicePath, seq, failed);
+#else
+  (void)comm;
+  (void)seq;
+  (void)failed;
 #endif
 }
 

@@ -38,6 +38,12 @@ bool deviceCallsQueued(const strataComm* comm);
 // strataCommAbort: device kernels waiting at a barrier (the peer collectives) return.
 void abortDevicePath(strataComm* comm);
 
+// This rank refused call `seq`, or (`failed`) its communicator failed: the peer collective kernels
+// of the node's other members stop waiting for it (kernels/cuda/peer_collectives.h, the stop
+// records) instead of waiting out their bound and trapping. Called by the communicator's own
+// calls (never beside its teardown); a no-op without peer collectives.
+void stopPeerKernels(strataComm* comm, unsigned long long seq, bool failed);
+
 // At destroy or abort: ends queued work (with an error when aborted), releases every stream still
 // waiting on this communicator, stops the progress thread, frees the lanes.
 void stopDevicePath(strataComm* comm);

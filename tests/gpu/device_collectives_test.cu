@@ -606,6 +606,102 @@ TEST_F(DeviceCollectives, AStalledStagedCallSaysWhereItsChunksAre) {
   MPI_Barrier(MPI_COMM_WORLD);
 }
 
+// One rank's argument error on device buffers, its peers' calls valid: it returns the error at once
+// and tells its peers (src/core/peer_notices.h), whose calls end then, not at the communicator's
+// 60 s bound, whether they run on the calling thread (which returns strataRemoteError) or are
+// queued for the progress thread (which hears the notice in its wait, releases the caller's stream,
+// and leaves the error to the next call). The refusing rank's next call hears that its peers'
+// call failed. In the node shape under test.
+TEST_F(DeviceCollectives, OneRanksArgumentErrorEndsItsPeersDeviceCallsAtOnce) {
+  const int p = worldSize(), me = worldRank(), refuser = p - 1;
+  if (p < 2) GTEST_SKIP() << "needs a peer";
+  if (testShape() != "0") setenv("STRATA_RANKS_PER_NODE", testShape().c_str(), 1);
+  strataConfig_t config = STRATA_CONFIG_INITIALIZER;
+  config.timeoutSeconds = 60;
+  strataComm_t comm = nullptr;
+  const strataResult_t made = strataCommInitMpi(&comm, MPI_COMM_WORLD, &config);
+  unsetenv("STRATA_RANKS_PER_NODE");
+  ASSERT_EQ(made, strataSuccess) << strataGetLastError(nullptr);
+  cudaStream_t stream = nonBlockingStream();
+  const size_t n = 4096;
+  DeviceBytes x(std::vector<float>(n, 1.0f)), y(std::vector<float>(n, 0.0f));
+  // A call every rank joins first: the plan is agreed, so the second call's peers are under way
+  // (queued or waiting for the refusing rank) when its refusal arrives.
+  ASSERT_EQ(strataAllReduce(x.ptr(), y.ptr(), n, strataFloat32, strataSum, comm, stream), strataSuccess)
+      << strataGetLastError(comm);
+  ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+  const auto start = std::chrono::steady_clock::now();
+  const strataRedOp_t op = me == refuser ? static_cast<strataRedOp_t>(9) : strataSum;
+  const strataResult_t second = strataAllReduce(x.ptr(), y.ptr(), n, strataFloat32, op, comm, stream);
+  const std::string why = strataGetLastError(comm);
+  EXPECT_EQ(cudaStreamSynchronize(stream), cudaSuccess) << "the caller's stream is released";
+  const strataResult_t third = strataAllReduce(x.ptr(), y.ptr(), n, strataFloat32, strataSum, comm, stream);
+  const std::string whyThird = strataGetLastError(comm);
+  EXPECT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (me == refuser) {
+    EXPECT_EQ(second, strataInvalidArgument) << why;
+    EXPECT_NE(why.find("invalid reduction op 9"), std::string::npos) << why;
+    // Its peers failed in call #2, or (a peer kernel of call #2 queued and stopped) at their next.
+    EXPECT_EQ(third, strataRemoteError) << whyThird;
+    EXPECT_NE(whyThird.find("communicator failed in call #"), std::string::npos) << whyThird;
+    EXPECT_NE(whyThird.find("refused call #2"), std::string::npos) << whyThird;
+  } else {
+    // The first error reported (the call itself where it ran on this thread, else the next call)
+    // names the refusing rank, the call and its error.
+    EXPECT_TRUE(second == strataRemoteError || second == strataSuccess) << strataGetErrorString(second) << ": " << why;
+    EXPECT_EQ(third, strataRemoteError) << whyThird;
+    const std::string& first = second == strataRemoteError ? why : whyThird;
+    EXPECT_NE(first.find("rank " + std::to_string(refuser) + " refused call #2"), std::string::npos) << first;
+    EXPECT_NE(first.find("invalid reduction op 9"), std::string::npos) << first;
+  }
+  EXPECT_LT(seconds, 20.0) << "the calls must end with the notices, not the 60 s bound";
+  cudaStreamDestroy(stream);
+  MPI_Barrier(MPI_COMM_WORLD);
+  EXPECT_EQ(strataCommDestroy(comm), strataSuccess);
+}
+
+// A peer collective kernel waiting for members that abort their communicator returns (their stop
+// records) instead of waiting out its 60 s bound and trapping: its stream completes, without a
+// CUDA error. Rank 0 queues a call the others never make; they abort.
+TEST_F(DeviceCollectives, APeerKernelStopsWaitingForMembersThatAbort) {
+  const int p = worldSize(), me = worldRank();
+  if (p < 2) GTEST_SKIP() << "needs a peer";
+  strataConfig_t config = STRATA_CONFIG_INITIALIZER;
+  config.timeoutSeconds = 60;
+  strataComm_t comm = nullptr;
+  ASSERT_EQ(strataCommInitMpi(&comm, MPI_COMM_WORLD, &config), strataSuccess) << strataGetLastError(nullptr);
+  cudaStream_t stream = nonBlockingStream();
+  const size_t n = 4096;
+  DeviceBytes x(std::vector<float>(n, 1.0f)), y(std::vector<float>(n, 0.0f));
+  ASSERT_EQ(strataAllReduce(x.ptr(), y.ptr(), n, strataFloat32, strataSum, comm, stream), strataSuccess)
+      << strataGetLastError(comm);
+  ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+  tools::PeerCallInfo info;
+  if (!allRanksOk(tools::lastPeerCall(comm, &info))) {
+    cudaStreamDestroy(stream);
+    strataCommDestroy(comm);
+    GTEST_SKIP() << "no peer collective kernels here (the node's ranks do not each have a GPU)";
+  }
+  if (me == 0) {
+    // Queued on the stream: the kernel waits for the others' kernels, which never come.
+    ASSERT_EQ(strataAllReduce(x.ptr(), y.ptr(), n, strataFloat32, strataSum, comm, stream), strataSuccess)
+        << strataGetLastError(comm);
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  const auto start = std::chrono::steady_clock::now();
+  if (me != 0) EXPECT_EQ(strataCommAbort(comm), strataSuccess) << strataGetLastError(nullptr);
+  if (me == 0) {
+    EXPECT_EQ(cudaStreamSynchronize(stream), cudaSuccess) << "the kernel returns, without trapping";
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    EXPECT_LT(seconds, 20.0) << "the kernel must stop with the aborting ranks, not at the 60 s bound";
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (me == 0) EXPECT_EQ(strataCommAbort(comm), strataSuccess) << strataGetLastError(nullptr);
+  cudaStreamDestroy(stream);
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
 // Where ranks share a GPU, device calls run on the calling thread unless STRATA_DEVICE_SYNC=0 forces
 // the progress thread (src/core/device_mode.h says why); where each rank has its own GPU they are
 // queued for it. One discovered node, CUDA's and Strata's mode settings unset, MPI_THREAD_MULTIPLE;
