@@ -99,13 +99,19 @@ Status PeerNodeTeam::kernelStatus() const {
                         "barrier %u (that member's kernel never reached it)",
                         static_cast<double>(node_.timeoutNs) * 1e-9, s[cuda::kPeerStatusBlock],
                         s[cuda::kPeerStatusMember], s[cuda::kPeerStatusBarrier]);
-    case cuda::kPeerStopped:
-      return makeStatus(strataRemoteError,
-                        "a peer collective kernel stopped: its block %u waited for node member %u at barrier %u, "
-                        "and that member refused the call or its communicator failed",
-                        s[cuda::kPeerStatusBlock], s[cuda::kPeerStatusMember], s[cuda::kPeerStatusBarrier]);
+    case cuda::kPeerRefused:
+    case cuda::kPeerMemberFailed:
+      return makeStatus(strataRemoteError, "a peer collective kernel stopped: its block %u waited for node member %u at "
+                        "barrier %u, and that member %s", s[cuda::kPeerStatusBlock], s[cuda::kPeerStatusMember],
+                        s[cuda::kPeerStatusBarrier], s[cuda::kPeerStatusCode] == cuda::kPeerRefused
+                            ? "refused the call" : "failed, was aborted or stopped");
+    case cuda::kPeerAborted: return makeStatus(strataInvalidUsage, "the communicator was aborted");
     default: return makeStatus(strataInternalError, "peer collective kernel status %u", s[cuda::kPeerStatusCode]);
   }
+}
+
+bool PeerNodeTeam::stoppedByRefusal() const {
+  return static_cast<const volatile uint32_t*>(hostWords_ + kStatusWords)[cuda::kPeerStatusCode] == cuda::kPeerRefused;
 }
 
 void PeerNodeTeam::abort() {
@@ -115,8 +121,13 @@ void PeerNodeTeam::abort() {
 Status PeerNodeTeam::stopPeers(uint64_t seq, bool failed) {
   std::lock_guard<std::mutex> lock(stopMutex_);
   if (stopStream_ == nullptr || stopsClosed_) return Status::Ok();
+  // A failure's record only after this member's own kernels: they complete the calls it made (or
+  // stop and tell the others themselves), and a record landing earlier would stop the others'
+  // kernels of those calls, which had returned success, part-way.
+  if (failed && launched_) STRATA_CHECK_CUDA(cudaStreamWaitEvent(stopStream_, last_, 0));
+  STRATA_CHECK(cuda::launchPeerStop(node_, seq, failed, stopStream_));
   stopsLaunched_ = true;
-  return cuda::launchPeerStop(node_, seq, failed, stopStream_);
+  return Status::Ok();
 }
 
 Status PeerNodeTeam::run(cuda::PeerCall call, DataType type, RedOp op, cudaStream_t stream) {

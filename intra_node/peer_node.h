@@ -56,6 +56,8 @@ class PeerNodeTeam {
   // The error a kernel reported through the status words (a timeout names the block, the member and
   // the barrier), or Ok.
   Status kernelStatus() const;
+  // Whether a kernel stopped because a member refused its call (whose notice is then sure to come).
+  bool stoppedByRefusal() const;
   // strataCommAbort: kernels waiting at a barrier return at their next poll.
   void abort();
   // This member refused call `seq`, or (`failed`) its communicator failed or was aborted: the

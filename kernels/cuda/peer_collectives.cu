@@ -17,15 +17,14 @@ size_t ceilDiv(size_t x, size_t a) { return (x + a - 1) / a; }
 // every peer per phase, which a small range does not amortise.
 constexpr size_t kBytesPerBlock = 64 << 10;
 
-// One thread per other member: this member's stop record in that member's signal area, the call's
-// number first, then (after a system-scope fence) its kind, which the waiting kernels read first.
-__global__ void peerStopKernel(PeerNode node, uint32_t seq, uint32_t kind) {
+// One thread per other member: this member's stop record in that member's signal area, each a
+// word written whole (the refused call's number, or the failed flag).
+__global__ void peerStopKernel(PeerNode node, uint64_t seq, bool failed) {
   const int p = static_cast<int>(threadIdx.x);
   if (p >= node.ranks || p == node.me) return;
-  volatile uint32_t* record = node.signals[p] + kPeerStopLine * (128 / sizeof(uint32_t)) + 2 * node.me;
-  storeVolatileGlobal(record, seq);
+  if (failed) storeVolatileGlobal(static_cast<volatile uint32_t*>(failedRecord(node, p, node.me)), 1u);
+  else storeVolatileGlobal(static_cast<volatile uint64_t*>(refusedRecord(node, p, node.me)), seq);
   __threadfence_system();
-  storeVolatileGlobal(record + 1, kind);
 }
 
 }  // namespace
@@ -100,8 +99,7 @@ Status launchPeerCollective(const PeerNode& node, const PeerCall& call, DataType
 
 Status launchPeerStop(const PeerNode& node, uint64_t seq, bool failed, cudaStream_t stream) {
   if (node.ranks <= 1) return Status::Ok();
-  launchKernel("peerStopKernel", peerStopKernel, 1, kMaxPeerRanks, stream, node, static_cast<uint32_t>(seq),
-               static_cast<uint32_t>(failed ? kPeerFailed : kPeerRefusedCall));
+  launchKernel("peerStopKernel", peerStopKernel, 1, kMaxPeerRanks, stream, node, seq, failed);
   return cudaCheck(cudaGetLastError(), "cudaGetLastError", STRATA_WHERE).withContext("launching the peer stop kernel");
 }
 

@@ -22,11 +22,15 @@
 // barriers) keeps a half from being refilled before every member is done reading it. Every wait
 // is bounded: on timeout the kernel records which block waited for which member at which barrier
 // in host-mapped words and traps (the stream must not run on with a partial result); a nonzero
-// abort word (strataCommAbort) makes it return at its next poll. So does a member's stop record: a
-// member that refuses a call, or whose communicator fails, writes into every other member's signal
-// area that it will never reach that call's barriers (or any more barriers), and the kernels
-// waiting for it return, leaving that in the status words, instead of waiting out the bound and
-// trapping (which would end the GPU context of every member that waited).
+// abort word (strataCommAbort) makes it return at its next poll. So do the stop records of the
+// members it waits for, which no host message could reach in time: a member that refuses call s
+// writes s into every other member's signal area (their kernels of call s stop waiting for it);
+// a member whose communicator failed or was aborted writes that it failed, once its own kernels
+// have ended (so earlier calls, which it completed, complete everywhere); and a kernel that stops
+// (its abort word, a stop record) writes the same from the kernel, since the barriers it did not
+// reach will never be published (their other members' kernels stop in turn instead of waiting out
+// their bound and trapping, which ends a process's GPU context). A stopped kernel leaves its call's
+// output undefined and says why in the status words; the communicator's next call reports it.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -46,18 +50,20 @@ constexpr int kMaxPeerBlocks = 32;
 // fewer than any GPU has multiprocessors, so one resident block per multiprocessor is all a
 // launch needs (and up to 128 registers a thread; tests/compiler checks there are no spills).
 constexpr unsigned kPeerMinBlocksPerSm = 1;
-// Per member: one 32-bit flag per (block, sender), on its own 128-byte line per block; then one
-// line of stop records, sender j's at words 2j (the call's number, its low 32 bits) and 2j + 1
-// (its PeerStopKind), written by launchPeerStop.
-constexpr size_t kPeerStopLine = kMaxPeerBlocks;
-constexpr size_t kPeerSignalBytes = (size_t{kMaxPeerBlocks} + 1) * 128;
-static_assert(kMaxPeerRanks * sizeof(uint32_t) <= 128);
-static_assert(2 * kMaxPeerRanks * sizeof(uint32_t) <= 128);
-enum PeerStopKind : uint32_t { kPeerRunning = 0, kPeerRefusedCall = 1, kPeerFailed = 2 };
+// Per member: one 32-bit flag per (block, sender), on its own 128-byte line per block; then the
+// stop records, on two lines: the call each sender refused last (64-bit, 0: none; calls are
+// numbered from 1), and whether each sender failed (32-bit, nonzero: failed). Two words that are
+// each written whole, so neither kind of record can overwrite the other.
+constexpr size_t kPeerRefusedLine = kMaxPeerBlocks;
+constexpr size_t kPeerFailedLine = kMaxPeerBlocks + 1;
+constexpr size_t kPeerSignalBytes = (size_t{kMaxPeerBlocks} + 2) * 128;
+static_assert(kMaxPeerRanks * sizeof(uint64_t) <= 128);
 
 // Words of host-mapped memory the kernels report through (PeerNode::status).
 enum PeerStatusWord : int { kPeerStatusCode, kPeerStatusBarrier, kPeerStatusMember, kPeerStatusBlock, kPeerStatusWords };
-enum PeerStatusCode : uint32_t { kPeerOk = 0, kPeerTimedOut = 1, kPeerAborted = 2, kPeerStopped = 3 };
+// kPeerRefused: a member refused the call; kPeerMemberFailed: a member failed, was aborted or
+// stopped; kPeerAborted: this member's communicator was aborted.
+enum PeerStatusCode : uint32_t { kPeerOk = 0, kPeerTimedOut = 1, kPeerAborted = 2, kPeerRefused = 3, kPeerMemberFailed = 4 };
 
 // What a member's kernels see of the node: every member's signal area and halves, mapped here.
 struct PeerNode {
@@ -81,7 +87,7 @@ struct PeerCall {
   size_t count = 0;
   int root = 0;
   int divisor = 0;          // strataAvg: the member count, fused into the reduction
-  uint32_t seq = 0;         // the call's number (its low 32 bits): a member's refusal of it stops the kernel
+  uint64_t seq = 0;         // the call's number (from 1): a member's refusal of it stops the kernel
   uint32_t barriers = 0;    // barriers this node's peer kernels completed before the call
   uint64_t rounds = 0;      // rounds completed before the call (the first round's half)
 };
@@ -105,9 +111,10 @@ PeerSchedule peerSchedule(const PeerNode& node, const PeerCall& call, size_t ele
 Status launchPeerCollective(const PeerNode& node, const PeerCall& call, DataType type, RedOp op, cudaStream_t stream);
 
 // Enqueues on `stream` this member's stop record in every other member's signal area: it refused
-// call `seq` (their kernels of that call stop waiting for it), or with `failed` its communicator
-// failed (their kernels stop waiting for it in any call). The kernels that stop record it in their
-// status words (kPeerStopped, with the member and the barrier).
+// call `seq` (their kernels of that call stop waiting for it), or with `failed` it failed (their
+// kernels stop waiting for any barrier of it not yet published: `stream` must run it after this
+// member's last kernel). The kernels that stop record it in their status words, with the member and
+// the barrier.
 Status launchPeerStop(const PeerNode& node, uint64_t seq, bool failed, cudaStream_t stream);
 // The stop kernel, for preloadKernels.
 const void* peerStopKernelAddress();

@@ -74,28 +74,37 @@ __device__ __forceinline__ void recordPeerStatus(const PeerNode& node, uint32_t 
   __threadfence_system();
 }
 
-// Whether member p's stop record (in this member's signal area) says it will not reach a barrier
-// of call `seq`: it refused that call, or its communicator failed. The record's kind is written
-// after its call number, with a system-scope fence between (launchPeerStop).
-__device__ __forceinline__ bool memberStopped(const PeerNode& node, int p, uint32_t seq) {
-  const volatile uint32_t* record = node.signals[node.me] + kPeerStopLine * (128 / sizeof(uint32_t)) + 2 * p;
-  const uint32_t kind = loadVolatileGlobal(record + 1);
-  if (kind == kPeerRunning) return false;
-  __threadfence();
-  return kind == kPeerFailed || loadVolatileGlobal(record) == seq;
+// Member j's stop records as this member's signal area holds them (peer_collectives.h).
+__host__ __device__ __forceinline__ uint64_t* refusedRecord(const PeerNode& node, int holder, int j) {
+  return reinterpret_cast<uint64_t*>(node.signals[holder] + kPeerRefusedLine * (128 / sizeof(uint32_t))) + j;
+}
+__host__ __device__ __forceinline__ uint32_t* failedRecord(const PeerNode& node, int holder, int j) {
+  return node.signals[holder] + kPeerFailedLine * (128 / sizeof(uint32_t)) + j;
+}
+
+// Whether member p said it will not reach a barrier of call `seq` that it has not published: it
+// refused that call, or it failed. 0: it did not; else the status code to record.
+__device__ __forceinline__ uint32_t memberStopped(const PeerNode& node, int p, uint64_t seq) {
+  if (loadVolatileGlobal(static_cast<const volatile uint32_t*>(failedRecord(node, node.me, p))) != 0) {
+    return uint32_t{kPeerMemberFailed};
+  }
+  const uint64_t refused = loadVolatileGlobal(static_cast<const volatile uint64_t*>(refusedRecord(node, node.me, p)));
+  return refused == seq ? uint32_t{kPeerRefused} : uint32_t{0};
 }
 
 // Block-level barrier with every peer's same-numbered block: thread p (< ranks, != me) publishes
 // `value` in member p's flag for (this block, me), after a system-scope fence that orders the
 // block's writes before it, then polls this member's flag for (this block, p), with a fence after
-// (acquire). Returns false when the communicator was aborted or member p stopped (its stop record
-// written into the status words); traps after the timeout, having written what it waited for
-// into the host-mapped status words.
-__device__ __forceinline__ bool peerBarrier(const PeerNode& node, uint32_t seq, uint32_t value, size_t half,
+// (acquire). Returns false when the block stops instead: the communicator was aborted, a member
+// it waits for stopped (refused the call or failed), or another thread of the block saw either;
+// then it tells every other member that this one failed (it will publish no further barrier) and
+// records why in the status words. Traps after the timeout, having written what it waited for into
+// the host-mapped status words.
+__device__ __forceinline__ bool peerBarrier(const PeerNode& node, uint64_t seq, uint32_t value, size_t half,
                                             uint32_t* shifts) {
-  __shared__ int aborted;
-  if (threadIdx.x == 0) aborted = 0;
-  __syncthreads();  // the block's writes of the phase are issued, `aborted` is reset
+  __shared__ int stopped;
+  if (threadIdx.x == 0) stopped = 0;
+  __syncthreads();  // the block's writes of the phase are issued, `stopped` is reset
   const int p = static_cast<int>(threadIdx.x);
   if (p < node.ranks && p != node.me) {
     const size_t line = static_cast<size_t>(blockIdx.x) * (128 / sizeof(uint32_t));
@@ -106,14 +115,16 @@ __device__ __forceinline__ bool peerBarrier(const PeerNode& node, uint32_t seq, 
     for (unsigned polls = 1; static_cast<int32_t>(loadVolatileGlobal(flag) - value) < 0; ++polls) {
       if ((polls & 15u) == 0) {
         if (loadVolatileGlobal(node.abortWord) != 0) {
-          aborted = 1;
+          recordPeerStatus(node, kPeerAborted, value, p);
+          stopped = 1;
           break;
         }
-        if (memberStopped(node, p, seq)) {
-          recordPeerStatus(node, kPeerStopped, value, p);
-          aborted = 1;
+        if (const uint32_t why = memberStopped(node, p, seq)) {
+          recordPeerStatus(node, why, value, p);
+          stopped = 1;
           break;
         }
+        if (*static_cast<volatile int*>(&stopped) != 0) break;  // another thread's member stopped
         if (deviceTimerNs() - start > node.timeoutNs) {
           recordPeerStatus(node, kPeerTimedOut, value, p);
           __trap();
@@ -125,7 +136,9 @@ __device__ __forceinline__ bool peerBarrier(const PeerNode& node, uint32_t seq, 
   }
   if (p < node.ranks) shifts[p] = loadGlobal(reinterpret_cast<const uint32_t*>(node.halves[p] + half));
   __syncthreads();
-  return aborted == 0;
+  if (stopped == 0) return true;
+  if (p < node.ranks && p != node.me) storeVolatileGlobal(static_cast<volatile uint32_t*>(failedRecord(node, p, node.me)), 1u);
+  return false;
 }
 
 // Where my data starts in my half (`half`: its offset from my first half), written by every block.

@@ -271,12 +271,15 @@ Status choosePeerAlgorithm(const strataComm* comm, const DevicePath& path, const
 }
 
 // An earlier peer kernel stopped (`stopped`): a member refused its call or failed, and that member's
-// notice, sent beside its stop record, says which call and why. Waits for it (bounded) and returns
-// it; `stopped` where none came.
-Status noticeBehindStop(strataComm* comm, const Status& stopped) {
+// notice, sent beside its stop record, says which call and why. Waits for it and returns it;
+// `stopped` where none came: within the communicator's bound after a refusal, whose notice always
+// goes out, and a second after a failure (a communicator aborted between its calls tells no one).
+Status noticeBehindStop(strataComm* comm, const DevicePath& path, const Status& stopped) {
+  WaitPolicy policy = comm->wait;
+  if (!path.peer->stoppedByRefusal()) policy.timeoutSeconds = std::min(policy.timeoutSeconds, 1.0);
   Status verdict;
   const Status waited = waitUntil(
-      comm->wait,
+      policy,
       [&] {
         verdict = comm->notices.poll();
         return !verdict.ok();
@@ -297,9 +300,9 @@ Status runPeerCollective(strataComm* comm, DevicePath& path, const CollectiveArg
   call.count = args.count;
   call.root = args.root;
   call.divisor = args.op == strataAvg ? comm->size : 0;
-  call.seq = static_cast<uint32_t>(comm->seq);
+  call.seq = comm->seq;
   Status s = path.peer->run(call, args.type, args.op, stream);
-  if (s.code() == strataRemoteError) s = noticeBehindStop(comm, s);
+  if (s.code() == strataRemoteError) s = noticeBehindStop(comm, path, s);
   if (!s.ok() && s.code() != strataInvalidArgument && s.code() != strataInvalidUsage) failComm(comm, s);
   comm->lastPeerAlgorithm = peerAlgorithmName(algorithm);
   return s;
