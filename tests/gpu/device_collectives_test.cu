@@ -177,6 +177,27 @@ cudaStream_t nonBlockingStream() {
   return stream;
 }
 
+// A communicator over MPI_COMM_WORLD in the node shape under test, its waits bounded at `seconds`
+// (the tests of the peer notices end long before it); null where it could not be made.
+strataComm_t commBoundedAt(double seconds) {
+  if (testShape() != "0") setenv("STRATA_RANKS_PER_NODE", testShape().c_str(), 1);
+  strataConfig_t config = STRATA_CONFIG_INITIALIZER;
+  config.timeoutSeconds = seconds;
+  strataComm_t comm = nullptr;
+  const strataResult_t made = strataCommInitMpi(&comm, MPI_COMM_WORLD, &config);
+  unsetenv("STRATA_RANKS_PER_NODE");
+  return made == strataSuccess ? comm : nullptr;
+}
+
+// An allreduce of `n` floats that every rank joins, completed: its plan is agreed, so the next
+// call's peers are under way at once. "" or what went wrong.
+std::string agreeOnAllReduce(strataComm_t comm, DeviceBytes& x, DeviceBytes& y, size_t n, cudaStream_t stream) {
+  if (strataAllReduce(x.ptr(), y.ptr(), n, strataFloat32, strataSum, comm, stream) != strataSuccess) {
+    return strataGetLastError(comm);
+  }
+  return cudaStreamSynchronize(stream) == cudaSuccess ? "" : "cudaStreamSynchronize failed";
+}
+
 class DeviceCollectives : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -615,21 +636,14 @@ TEST_F(DeviceCollectives, AStalledStagedCallSaysWhereItsChunksAre) {
 TEST_F(DeviceCollectives, OneRanksArgumentErrorEndsItsPeersDeviceCallsAtOnce) {
   const int p = worldSize(), me = worldRank(), refuser = p - 1;
   if (p < 2) GTEST_SKIP() << "needs a peer";
-  if (testShape() != "0") setenv("STRATA_RANKS_PER_NODE", testShape().c_str(), 1);
-  strataConfig_t config = STRATA_CONFIG_INITIALIZER;
-  config.timeoutSeconds = 60;
-  strataComm_t comm = nullptr;
-  const strataResult_t made = strataCommInitMpi(&comm, MPI_COMM_WORLD, &config);
-  unsetenv("STRATA_RANKS_PER_NODE");
-  ASSERT_EQ(made, strataSuccess) << strataGetLastError(nullptr);
+  strataComm_t comm = commBoundedAt(60);
+  ASSERT_NE(comm, nullptr) << strataGetLastError(nullptr);
   cudaStream_t stream = nonBlockingStream();
   const size_t n = 4096;
   DeviceBytes x(std::vector<float>(n, 1.0f)), y(std::vector<float>(n, 0.0f));
-  // A call every rank joins first: the plan is agreed, so the second call's peers are under way
-  // (queued or waiting for the refusing rank) when its refusal arrives.
-  ASSERT_EQ(strataAllReduce(x.ptr(), y.ptr(), n, strataFloat32, strataSum, comm, stream), strataSuccess)
-      << strataGetLastError(comm);
-  ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+  // The second call's peers are under way (queued or waiting for the refusing rank) when its
+  // refusal arrives.
+  ASSERT_EQ(agreeOnAllReduce(comm, x, y, n, stream), "");
   const auto start = std::chrono::steady_clock::now();
   const strataRedOp_t op = me == refuser ? static_cast<strataRedOp_t>(9) : strataSum;
   const strataResult_t second = strataAllReduce(x.ptr(), y.ptr(), n, strataFloat32, op, comm, stream);
@@ -667,16 +681,12 @@ TEST_F(DeviceCollectives, OneRanksArgumentErrorEndsItsPeersDeviceCallsAtOnce) {
 TEST_F(DeviceCollectives, APeerKernelStopsWaitingForMembersThatAbort) {
   const int p = worldSize(), me = worldRank();
   if (p < 2) GTEST_SKIP() << "needs a peer";
-  strataConfig_t config = STRATA_CONFIG_INITIALIZER;
-  config.timeoutSeconds = 60;
-  strataComm_t comm = nullptr;
-  ASSERT_EQ(strataCommInitMpi(&comm, MPI_COMM_WORLD, &config), strataSuccess) << strataGetLastError(nullptr);
+  strataComm_t comm = commBoundedAt(60);
+  ASSERT_NE(comm, nullptr) << strataGetLastError(nullptr);
   cudaStream_t stream = nonBlockingStream();
   const size_t n = 4096;
   DeviceBytes x(std::vector<float>(n, 1.0f)), y(std::vector<float>(n, 0.0f));
-  ASSERT_EQ(strataAllReduce(x.ptr(), y.ptr(), n, strataFloat32, strataSum, comm, stream), strataSuccess)
-      << strataGetLastError(comm);
-  ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+  ASSERT_EQ(agreeOnAllReduce(comm, x, y, n, stream), "");
   tools::PeerCallInfo info;
   if (!allRanksOk(tools::lastPeerCall(comm, &info))) {
     cudaStreamDestroy(stream);
