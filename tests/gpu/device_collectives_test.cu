@@ -177,26 +177,37 @@ cudaStream_t nonBlockingStream() {
   return stream;
 }
 
-// A communicator over MPI_COMM_WORLD in the node shape under test, its waits bounded at `seconds`
-// (the tests of the peer notices end long before it); null where it could not be made.
-strataComm_t commBoundedAt(double seconds) {
-  if (testShape() != "0") setenv("STRATA_RANKS_PER_NODE", testShape().c_str(), 1);
-  strataConfig_t config = STRATA_CONFIG_INITIALIZER;
-  config.timeoutSeconds = seconds;
+// What the tests of the peer notices start from: a communicator in the node shape under test, its
+// waits bounded at 60 s (the tests end long before), a stream, and device vectors x (n ones) and y,
+// after an allreduce every rank joined (its plan agreed, so the next call's peers are under way at
+// once). `error`: "" or what went wrong.
+struct AgreedComm {
+  static constexpr size_t n = 4096;
   strataComm_t comm = nullptr;
-  const strataResult_t made = strataCommInitMpi(&comm, MPI_COMM_WORLD, &config);
-  unsetenv("STRATA_RANKS_PER_NODE");
-  return made == strataSuccess ? comm : nullptr;
-}
+  cudaStream_t stream = nullptr;
+  DeviceBytes x{std::vector<float>(n, 1.0f)}, y{std::vector<float>(n, 0.0f)};
+  std::string error;
 
-// An allreduce of `n` floats that every rank joins, completed: its plan is agreed, so the next
-// call's peers are under way at once. "" or what went wrong.
-std::string agreeOnAllReduce(strataComm_t comm, DeviceBytes& x, DeviceBytes& y, size_t n, cudaStream_t stream) {
-  if (strataAllReduce(x.ptr(), y.ptr(), n, strataFloat32, strataSum, comm, stream) != strataSuccess) {
-    return strataGetLastError(comm);
+  AgreedComm() {
+    if (testShape() != "0") setenv("STRATA_RANKS_PER_NODE", testShape().c_str(), 1);
+    strataConfig_t config = STRATA_CONFIG_INITIALIZER;
+    config.timeoutSeconds = 60;
+    const strataResult_t made = strataCommInitMpi(&comm, MPI_COMM_WORLD, &config);
+    unsetenv("STRATA_RANKS_PER_NODE");
+    if (made != strataSuccess) {
+      comm = nullptr;
+      error = strataGetLastError(nullptr);
+      return;
+    }
+    stream = nonBlockingStream();
+    if (allReduce(strataSum) != strataSuccess) error = strataGetLastError(comm);
+    else if (cudaStreamSynchronize(stream) != cudaSuccess) error = "cudaStreamSynchronize failed";
   }
-  return cudaStreamSynchronize(stream) == cudaSuccess ? "" : "cudaStreamSynchronize failed";
-}
+  ~AgreedComm() {
+    if (stream != nullptr) cudaStreamDestroy(stream);
+  }
+  strataResult_t allReduce(strataRedOp_t op) { return strataAllReduce(x.ptr(), y.ptr(), n, strataFloat32, op, comm, stream); }
+};
 
 class DeviceCollectives : public ::testing::Test {
  protected:
@@ -636,22 +647,15 @@ TEST_F(DeviceCollectives, AStalledStagedCallSaysWhereItsChunksAre) {
 TEST_F(DeviceCollectives, OneRanksArgumentErrorEndsItsPeersDeviceCallsAtOnce) {
   const int p = worldSize(), me = worldRank(), refuser = p - 1;
   if (p < 2) GTEST_SKIP() << "needs a peer";
-  strataComm_t comm = commBoundedAt(60);
-  ASSERT_NE(comm, nullptr) << strataGetLastError(nullptr);
-  cudaStream_t stream = nonBlockingStream();
-  const size_t n = 4096;
-  DeviceBytes x(std::vector<float>(n, 1.0f)), y(std::vector<float>(n, 0.0f));
-  // The second call's peers are under way (queued or waiting for the refusing rank) when its
-  // refusal arrives.
-  ASSERT_EQ(agreeOnAllReduce(comm, x, y, n, stream), "");
+  AgreedComm a;  // the second call's peers are under way when its refusal arrives
+  ASSERT_EQ(a.error, "");
   const auto start = std::chrono::steady_clock::now();
-  const strataRedOp_t op = me == refuser ? static_cast<strataRedOp_t>(9) : strataSum;
-  const strataResult_t second = strataAllReduce(x.ptr(), y.ptr(), n, strataFloat32, op, comm, stream);
-  const std::string why = strataGetLastError(comm);
-  EXPECT_EQ(cudaStreamSynchronize(stream), cudaSuccess) << "the caller's stream is released";
-  const strataResult_t third = strataAllReduce(x.ptr(), y.ptr(), n, strataFloat32, strataSum, comm, stream);
-  const std::string whyThird = strataGetLastError(comm);
-  EXPECT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+  const strataResult_t second = a.allReduce(me == refuser ? static_cast<strataRedOp_t>(9) : strataSum);
+  const std::string why = strataGetLastError(a.comm);
+  EXPECT_EQ(cudaStreamSynchronize(a.stream), cudaSuccess) << "the caller's stream is released";
+  const strataResult_t third = a.allReduce(strataSum);
+  const std::string whyThird = strataGetLastError(a.comm);
+  EXPECT_EQ(cudaStreamSynchronize(a.stream), cudaSuccess);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (me == refuser) {
     EXPECT_EQ(second, strataInvalidArgument) << why;
@@ -670,9 +674,8 @@ TEST_F(DeviceCollectives, OneRanksArgumentErrorEndsItsPeersDeviceCallsAtOnce) {
     EXPECT_NE(first.find("invalid reduction op 9"), std::string::npos) << first;
   }
   EXPECT_LT(seconds, 20.0) << "the calls must end with the notices, not the 60 s bound";
-  cudaStreamDestroy(stream);
   MPI_Barrier(MPI_COMM_WORLD);
-  EXPECT_EQ(strataCommDestroy(comm), strataSuccess);
+  EXPECT_EQ(strataCommDestroy(a.comm), strataSuccess);
 }
 
 // A peer collective kernel waiting for members that abort their communicator returns (their stop
@@ -681,34 +684,25 @@ TEST_F(DeviceCollectives, OneRanksArgumentErrorEndsItsPeersDeviceCallsAtOnce) {
 TEST_F(DeviceCollectives, APeerKernelStopsWaitingForMembersThatAbort) {
   const int p = worldSize(), me = worldRank();
   if (p < 2) GTEST_SKIP() << "needs a peer";
-  strataComm_t comm = commBoundedAt(60);
-  ASSERT_NE(comm, nullptr) << strataGetLastError(nullptr);
-  cudaStream_t stream = nonBlockingStream();
-  const size_t n = 4096;
-  DeviceBytes x(std::vector<float>(n, 1.0f)), y(std::vector<float>(n, 0.0f));
-  ASSERT_EQ(agreeOnAllReduce(comm, x, y, n, stream), "");
+  AgreedComm a;
+  ASSERT_EQ(a.error, "");
   tools::PeerCallInfo info;
-  if (!allRanksOk(tools::lastPeerCall(comm, &info))) {
-    cudaStreamDestroy(stream);
-    strataCommDestroy(comm);
+  if (!allRanksOk(tools::lastPeerCall(a.comm, &info))) {
+    strataCommDestroy(a.comm);
     GTEST_SKIP() << "no peer collective kernels here (the node's ranks do not each have a GPU)";
   }
-  if (me == 0) {
-    // Queued on the stream: the kernel waits for the others' kernels, which never come.
-    ASSERT_EQ(strataAllReduce(x.ptr(), y.ptr(), n, strataFloat32, strataSum, comm, stream), strataSuccess)
-        << strataGetLastError(comm);
-  }
+  // Queued on rank 0's stream: the kernel waits for the others' kernels, which never come.
+  if (me == 0) ASSERT_EQ(a.allReduce(strataSum), strataSuccess) << strataGetLastError(a.comm);
   MPI_Barrier(MPI_COMM_WORLD);
   const auto start = std::chrono::steady_clock::now();
-  if (me != 0) EXPECT_EQ(strataCommAbort(comm), strataSuccess) << strataGetLastError(nullptr);
+  if (me != 0) EXPECT_EQ(strataCommAbort(a.comm), strataSuccess) << strataGetLastError(nullptr);
   if (me == 0) {
-    EXPECT_EQ(cudaStreamSynchronize(stream), cudaSuccess) << "the kernel returns, without trapping";
+    EXPECT_EQ(cudaStreamSynchronize(a.stream), cudaSuccess) << "the kernel returns, without trapping";
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     EXPECT_LT(seconds, 20.0) << "the kernel must stop with the aborting ranks, not at the 60 s bound";
   }
   MPI_Barrier(MPI_COMM_WORLD);
-  if (me == 0) EXPECT_EQ(strataCommAbort(comm), strataSuccess) << strataGetLastError(nullptr);
-  cudaStreamDestroy(stream);
+  if (me == 0) EXPECT_EQ(strataCommAbort(a.comm), strataSuccess) << strataGetLastError(nullptr);
   MPI_Barrier(MPI_COMM_WORLD);
 }
 
