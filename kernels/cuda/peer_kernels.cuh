@@ -83,13 +83,15 @@ __host__ __device__ __forceinline__ uint32_t* failedRecord(const PeerNode& node,
 }
 
 // Whether member p said it will not reach a barrier of call `seq` that it has not published: it
-// refused that call, or it failed. 0: it did not; else the status code to record.
+// refused that call, or it failed. 0: it did not; else the status code to record. A member that
+// refused the call and failed after (its next call heard its peers fail) stopped for the refusal:
+// the failed flag is read first, and a refusal written before it (the same stop stream, in order)
+// is seen by the read after.
 __device__ __forceinline__ uint32_t memberStopped(const PeerNode& node, int p, uint64_t seq) {
-  if (loadVolatileGlobal(static_cast<const volatile uint32_t*>(failedRecord(node, node.me, p))) != 0) {
-    return uint32_t{kPeerMemberFailed};
-  }
+  const bool failed = loadVolatileGlobal(static_cast<const volatile uint32_t*>(failedRecord(node, node.me, p))) != 0;
   const uint64_t refused = loadVolatileGlobal(static_cast<const volatile uint64_t*>(refusedRecord(node, node.me, p)));
-  return refused == seq ? uint32_t{kPeerRefused} : uint32_t{0};
+  if (refused == seq) return uint32_t{kPeerRefused};
+  return failed ? uint32_t{kPeerMemberFailed} : uint32_t{0};
 }
 
 // Block-level barrier with every peer's same-numbered block: thread p (< ranks, != me) publishes
