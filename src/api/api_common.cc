@@ -20,11 +20,16 @@ strataResult_t finish(strataComm_t comm, const char* function, const Status& sta
   return status.code();
 }
 
-Status checkComm(strataComm_t comm, const Hold& hold, bool collective) {
+Status checkHandle(strataComm_t comm, const Hold& hold) {
   STRATA_REQUIRE(comm != nullptr, strataInvalidArgument, "comm is NULL");
   STRATA_REQUIRE(hold.held(), strataInvalidArgument,
                  "comm %p is not a live communicator (destroyed, aborted, being destroyed, or never created)",
                  static_cast<void*>(comm));
+  return Status::Ok();
+}
+
+Status checkComm(strataComm_t comm, const Hold& hold, bool collective) {
+  STRATA_CHECK(checkHandle(comm, hold));
   STRATA_REQUIRE(!comm->aborted.load(), strataInvalidUsage, "the communicator was aborted");
   if (!comm->fatal.ok()) {
     // A collective on it answers a rank that refused a call since (it waits for every peer). Not a

@@ -24,6 +24,8 @@ template <typename Body>
 strataResult_t collective(strataComm_t comm, const char* function, Body&& body);
 
 class Hold;
+// The handle is not NULL and is held (Hold): a live communicator no teardown frees meanwhile.
+Status checkHandle(strataComm_t comm, const Hold& hold);
 // The handle, held (Hold), and usable: not aborted, no earlier fatal error (for a `collective`,
 // the notices that came in since are read first: PeerNotices).
 Status checkComm(strataComm_t comm, const Hold& hold, bool collective = false);

@@ -104,6 +104,23 @@ strataResult_t strataCommUserRank(strataComm_t comm, int* rank) {
   return strata::api::finish(hold.held() ? comm : nullptr, "strataCommUserRank", s);
 }
 
+strataResult_t strataCommGetAsyncError(strataComm_t comm, strataResult_t* asyncError) {
+  strata::api::Hold hold(comm);
+  Status s = strata::api::checkHandle(comm, hold);
+  if (s.ok() && asyncError == nullptr) s = strata::makeStatus(strataInvalidArgument, "asyncError is NULL");
+  if (!s.ok()) return strata::api::finish(hold.held() ? comm : nullptr, "strataCommGetAsyncError", s);
+  // The error that left it unusable: its message is the failed call's, already recorded.
+  const int fatal = comm->fatalCode.load(std::memory_order_acquire);
+  if (fatal != strataSuccess) {
+    *asyncError = static_cast<strataResult_t>(fatal);
+    return strataSuccess;
+  }
+  const Status device = strata::deviceAsyncError(comm);
+  if (!device.ok()) comm->setLastError("strataCommGetAsyncError: " + device.message());  // no log: a watchdog polls
+  *asyncError = device.code();
+  return strataSuccess;
+}
+
 const char* strataCommLastAlgorithm(strataComm_t comm) {
   strata::api::Hold hold(comm);
   if (!strata::api::checkComm(comm, hold).ok()) return "";

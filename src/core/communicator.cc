@@ -314,6 +314,7 @@ namespace strata {
 
 const Status& failComm(strataComm* comm, const Status& error) {
   comm->fatal = error;
+  comm->fatalCode.store(error.code(), std::memory_order_release);
   comm->notices.failed(comm->seq, error.message());
   stopPeerKernels(comm, comm->seq, true);
   return comm->fatal;

@@ -126,6 +126,8 @@ struct strataComm {
   // After a timeout or a transport failure the communicator can no longer be trusted (messages may
   // be in flight): every later call returns this error until it is destroyed.
   strata::Status fatal;
+  // fatal's code, for strataCommGetAsyncError from any thread (fatal itself is the calls' own).
+  std::atomic<int> fatalCode{strataSuccess};
   std::mutex errorMutex;
   std::string lastError;
 

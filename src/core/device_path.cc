@@ -521,21 +521,46 @@ Status runDeviceCollective(strataComm* comm, const CollectiveArgs& args, const v
 #endif
 }
 
+namespace {
+// What failed in the path's queued work: a collective, or a stream's wait for one on the device.
+Status queuedWorkError(const DevicePath& path) {
+  Status error = path.progress.firstError();
+#ifdef STRATA_HAVE_CUDA
+  if (path.gate.timedOut()) {
+    error.update(makeStatus(strataTimeout, "a stream's wait for a device collective timed out on the device"));
+  }
+#endif
+  return error;
+}
+}  // namespace
+
 Status drainDevicePath(strataComm* comm) {
   DevicePath* path = comm->devicePath;
   if (path == nullptr) return Status::Ok();
 #ifdef STRATA_HAVE_CUDA
   STRATA_CHECK(path->progress.drain(comm->wait));
 #endif
-  Status error = path->progress.firstError();
-#ifdef STRATA_HAVE_CUDA
-  if (path->gate.timedOut()) {
-    error.update(makeStatus(strataTimeout, "a stream's wait for a device collective timed out on the device"));
-  }
-#endif
+  const Status error = queuedWorkError(*path);
   if (!error.ok()) {
     return failComm(comm, Status(error.code(), "a device collective failed: " + error.message()));
   }
+  return Status::Ok();
+}
+
+Status deviceAsyncError(strataComm* comm) {
+#ifdef STRATA_HAVE_CUDA
+  // Under the publication lock: the calling thread may be setting the path up (or, at the caller's
+  // hold's end, tearing it down). Each source is read without a wait: the progress thread's error
+  // under its lock, the gate's and the peer kernels' words in mapped host memory.
+  std::lock_guard<std::mutex> published(publishedPaths());
+  const DevicePath* path = comm->devicePath;
+  if (path == nullptr) return Status::Ok();
+  Status error = queuedWorkError(*path);
+  if (error.ok() && path->peer != nullptr) error = path->peer->kernelStatus();
+  if (!error.ok()) return Status(error.code(), "a device collective failed: " + error.message());
+#else
+  (void)comm;
+#endif
   return Status::Ok();
 }
 

@@ -28,6 +28,11 @@ Status runDeviceCollective(strataComm* comm, const CollectiveArgs& args, const v
 // one of them ended with.
 Status drainDevicePath(strataComm* comm);
 
+// What failed in the communicator's device work since its calls last looked (strataCommGetAsyncError):
+// a queued collective, a stream's wait for one on the device, a peer collective kernel that stopped
+// or timed out; Ok when nothing did. Any thread, any time: it neither waits nor communicates.
+Status deviceAsyncError(strataComm* comm);
+
 // The last call's schedule when it ran as a peer collective (its rounds and barriers); false when
 // it did not.
 bool lastPeerSchedule(const strataComm* comm, double* rounds, double* barriers);

@@ -188,10 +188,10 @@ struct AgreedComm {
   DeviceBytes x{std::vector<float>(n, 1.0f)}, y{std::vector<float>(n, 0.0f)};
   std::string error;
 
-  AgreedComm() {
+  explicit AgreedComm(double timeoutSeconds = 60) {
     if (testShape() != "0") setenv("STRATA_RANKS_PER_NODE", testShape().c_str(), 1);
     strataConfig_t config = STRATA_CONFIG_INITIALIZER;
-    config.timeoutSeconds = 60;
+    config.timeoutSeconds = timeoutSeconds;
     const strataResult_t made = strataCommInitMpi(&comm, MPI_COMM_WORLD, &config);
     unsetenv("STRATA_RANKS_PER_NODE");
     if (made != strataSuccess) {
@@ -207,7 +207,23 @@ struct AgreedComm {
     if (stream != nullptr) cudaStreamDestroy(stream);
   }
   strataResult_t allReduce(strataRedOp_t op) { return strataAllReduce(x.ptr(), y.ptr(), n, strataFloat32, op, comm, stream); }
+  // Whether its calls run as single-kernel peer collectives, on every rank.
+  bool peerKernels() const {
+    tools::PeerCallInfo info;
+    return allRanksOk(tools::lastPeerCall(comm, &info));
+  }
 };
+
+// strataCommGetAsyncError polled (every millisecond, up to `seconds`) until it reports an error;
+// strataSuccess when none came.
+strataResult_t awaitAsyncError(strataComm_t comm, double seconds) {
+  const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  strataResult_t e = strataSuccess;
+  while (strataCommGetAsyncError(comm, &e) == strataSuccess && e == strataSuccess && std::chrono::steady_clock::now() < end) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return e;
+}
 
 class DeviceCollectives : public ::testing::Test {
  protected:
@@ -653,6 +669,18 @@ TEST_F(DeviceCollectives, OneRanksArgumentErrorEndsItsPeersDeviceCallsAtOnce) {
   const strataResult_t second = a.allReduce(me == refuser ? static_cast<strataRedOp_t>(9) : strataSum);
   const std::string why = strataGetLastError(a.comm);
   EXPECT_EQ(cudaStreamSynchronize(a.stream), cudaSuccess) << "the caller's stream is released";
+  // Before the next call, strataCommGetAsyncError knows: the peers' call failed (on this thread,
+  // queued, or in a peer kernel the refusal stopped); on the refusing rank nothing failed yet.
+  if (me == refuser) {
+    strataResult_t async = strataInternalError;
+    EXPECT_EQ(strataCommGetAsyncError(a.comm, &async), strataSuccess);
+    EXPECT_EQ(async, strataSuccess) << strataGetErrorString(async) << ": " << strataGetLastError(a.comm);
+  } else {
+    const strataResult_t async = awaitAsyncError(a.comm, 20.0);
+    const std::string whyAsync = strataGetLastError(a.comm);
+    EXPECT_EQ(async, strataRemoteError) << strataGetErrorString(async) << ": " << whyAsync;
+    EXPECT_NE(whyAsync.find("refused"), std::string::npos) << whyAsync;
+  }
   const strataResult_t third = a.allReduce(strataSum);
   const std::string whyThird = strataGetLastError(a.comm);
   EXPECT_EQ(cudaStreamSynchronize(a.stream), cudaSuccess);
@@ -686,8 +714,7 @@ TEST_F(DeviceCollectives, APeerKernelStopsWaitingForMembersThatAbort) {
   if (p < 2) GTEST_SKIP() << "needs a peer";
   AgreedComm a;
   ASSERT_EQ(a.error, "");
-  tools::PeerCallInfo info;
-  if (!allRanksOk(tools::lastPeerCall(a.comm, &info))) {
+  if (!a.peerKernels()) {
     strataCommDestroy(a.comm);
     GTEST_SKIP() << "no peer collective kernels here (the node's ranks do not each have a GPU)";
   }
@@ -700,9 +727,56 @@ TEST_F(DeviceCollectives, APeerKernelStopsWaitingForMembersThatAbort) {
     EXPECT_EQ(cudaStreamSynchronize(a.stream), cudaSuccess) << "the kernel returns, without trapping";
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     EXPECT_LT(seconds, 20.0) << "the kernel must stop with the aborting ranks, not at the 60 s bound";
+    // The stopped kernel is an error outside any call, which the query reports before the next one.
+    strataResult_t async = strataSuccess;
+    EXPECT_EQ(strataCommGetAsyncError(a.comm, &async), strataSuccess);
+    EXPECT_EQ(async, strataRemoteError) << strataGetErrorString(async);
+    EXPECT_NE(std::string(strataGetLastError(a.comm)).find("was aborted"), std::string::npos) << strataGetLastError(a.comm);
   }
   MPI_Barrier(MPI_COMM_WORLD);
   if (me == 0) EXPECT_EQ(strataCommAbort(a.comm), strataSuccess) << strataGetLastError(nullptr);
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
+// A watchdog thread polls strataCommGetAsyncError while the caller's thread goes on, and aborts the
+// communicator when it reports an error, as ML frameworks watch NCCL's. Rank 0 makes a call its
+// peers never make, bounded at 2 s: queued, the progress thread's wait times out and releases the
+// caller's stream; on the calling thread, the call returns the timeout. Either way the watchdog
+// sees strataTimeout, its abort succeeds, and the stream completes, seconds before a 60 s bound would.
+// Not where the ranks run peer kernels, whose wait out of their bound traps (the test above).
+TEST_F(DeviceCollectives, AWatchdogThreadHearsAFailedCallAndAborts) {
+  const int p = worldSize(), me = worldRank();
+  if (p < 2) GTEST_SKIP() << "needs a peer";
+  int level = MPI_THREAD_SINGLE;
+  MPI_Query_thread(&level);
+  if (level != MPI_THREAD_MULTIPLE) GTEST_SKIP() << "a watchdog thread's abort needs MPI_THREAD_MULTIPLE";
+  AgreedComm a(2.0);
+  ASSERT_EQ(a.error, "");
+  if (a.peerKernels()) {
+    strataCommDestroy(a.comm);
+    GTEST_SKIP() << "peer collective kernels here: a kernel that waits out its bound traps";
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (me == 0) {
+    const auto start = std::chrono::steady_clock::now();
+    strataResult_t seen = strataSuccess, aborted = strataInternalError;
+    std::thread watchdog([&] {
+      seen = awaitAsyncError(a.comm, 30.0);
+      if (seen != strataSuccess) aborted = strataCommAbort(a.comm);
+    });
+    const strataResult_t call = a.allReduce(strataSum);
+    EXPECT_TRUE(call == strataSuccess || call == strataTimeout) << strataGetErrorString(call);
+    EXPECT_EQ(cudaStreamSynchronize(a.stream), cudaSuccess) << "the stream is released";
+    watchdog.join();
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    EXPECT_EQ(seen, strataTimeout) << strataGetErrorString(seen);
+    EXPECT_EQ(aborted, strataSuccess) << strataGetLastError(nullptr);
+    EXPECT_LT(seconds, 20.0);
+    strataResult_t after = strataSuccess;
+    EXPECT_EQ(strataCommGetAsyncError(a.comm, &after), strataInvalidArgument) << "the abort freed it";
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (me != 0) EXPECT_EQ(strataCommAbort(a.comm), strataSuccess) << strataGetLastError(nullptr);
   MPI_Barrier(MPI_COMM_WORLD);
 }
 

@@ -45,6 +45,7 @@ TEST(CppApi, EveryCallWithOrdinarySpans) {
   comm.allReduce(std::span<int64_t>(data), strataSum);  // in place
   EXPECT_EQ(data[0], 42 * p);
   comm.barrier();
+  EXPECT_EQ(comm.asyncError(), strataSuccess);
 }
 
 TEST(CppApi, ErrorsAreExceptionsWithTheCodeAndMessage) {

@@ -90,6 +90,12 @@ TEST_F(Negative, NullAndDestroyedCommunicators) {
   EXPECT_EQ(strataCommDestroy(c), strataInvalidArgument);
   int n = 0;
   EXPECT_EQ(strataCommCount(c, &n), strataInvalidArgument);
+  strataResult_t async = strataInternalError;
+  EXPECT_EQ(strataCommGetAsyncError(c, &async), strataInvalidArgument);
+  EXPECT_TRUE(contains(strataGetLastError(nullptr), "not a live communicator")) << strataGetLastError(nullptr);
+  EXPECT_EQ(strataCommGetAsyncError(nullptr, &async), strataInvalidArgument);
+  EXPECT_TRUE(contains(strataGetLastError(nullptr), "comm is NULL")) << strataGetLastError(nullptr);
+  EXPECT_EQ(async, strataInternalError) << "nothing is written on an error";
   EXPECT_EQ(strataCommInitMpi(nullptr, MPI_COMM_WORLD, nullptr), strataInvalidArgument);
   EXPECT_EQ(strataCommInitMpi(&c, MPI_COMM_NULL, nullptr), strataInvalidArgument);
   EXPECT_TRUE(contains(strataGetLastError(nullptr), "MPI_COMM_NULL")) << strataGetLastError(nullptr);
@@ -221,6 +227,11 @@ TEST_F(Negative, QueriesAndErrorStrings) {
   EXPECT_EQ(n, worldSize());
   EXPECT_EQ(r, worldRank());
   EXPECT_EQ(strataCommCount(comm_, nullptr), strataInvalidArgument);
+  strataResult_t async = strataInternalError;
+  ASSERT_EQ(strataCommGetAsyncError(comm_, &async), strataSuccess);
+  EXPECT_EQ(async, strataSuccess) << "a usable communicator whose calls all succeeded";
+  EXPECT_EQ(strataCommGetAsyncError(comm_, nullptr), strataInvalidArgument);
+  EXPECT_TRUE(contains(strataGetLastError(comm_), "asyncError is NULL")) << strataGetLastError(comm_);
   for (int code = 0; code <= strataTimeout; ++code) {
     EXPECT_GT(std::strlen(strataGetErrorString(static_cast<strataResult_t>(code))), 5u);
   }
@@ -249,6 +260,10 @@ TEST(Timeout, NamesTheCollectiveStepAndPeer) {
     EXPECT_EQ(strataAllReduce(x.data(), y.data(), x.size(), strataFloat32, strataSum, c, nullptr), strataTimeout);
     EXPECT_TRUE(contains(strataGetLastError(c), "unusable after an earlier error")) << strataGetLastError(c);
   }
+  // The timeout left rank 0's communicator unusable, which the query reports; the others' is fine.
+  strataResult_t async = strataInternalError;
+  ASSERT_EQ(strataCommGetAsyncError(c, &async), strataSuccess) << strataGetLastError(c);
+  EXPECT_EQ(async, worldRank() == 0 ? strataTimeout : strataSuccess);
   MPI_Barrier(MPI_COMM_WORLD);
   EXPECT_EQ(strataCommDestroy(c), strataSuccess);
 }
@@ -307,8 +322,12 @@ TEST(Abort, RacesWithQueriesAndASecondAbort) {
     std::thread query([&] {
       while (!go.load()) std::this_thread::yield();
       int r = -1;
+      strataResult_t async = strataSuccess;
       while (strataCommUserRank(c, &r) == strataSuccess) {
         if (r != worldRank()) ADD_FAILURE() << "rank " << r;
+        if (strataCommGetAsyncError(c, &async) == strataSuccess && async != strataSuccess) {
+          ADD_FAILURE() << "async error " << strataGetErrorString(async);
+        }
         (void)strataCommLastAlgorithm(c);
         (void)strataGetLastError(c);
       }
@@ -364,6 +383,10 @@ TEST(PeerNotices, OneRanksArgumentErrorEndsItsPeersWaitsAtOnce) {
     const strataRedOp_t op = me == refuser ? static_cast<strataRedOp_t>(9) : strataSum;
     const strataResult_t second = strataAllReduce(x.data(), y.data(), x.size(), strataFloat32, op, c, nullptr);
     const std::string why = strataGetLastError(c);
+    // A refusal leaves the refusing rank's communicator usable until it hears its peers; theirs failed.
+    strataResult_t async = strataInternalError;
+    EXPECT_EQ(strataCommGetAsyncError(c, &async), strataSuccess);
+    EXPECT_EQ(async, me == refuser ? strataSuccess : strataRemoteError) << algorithm << ": " << strataGetErrorString(async);
     const strataResult_t third = strataAllReduce(x.data(), y.data(), x.size(), strataFloat32, strataSum, c, nullptr);
     const std::string whyThird = strataGetLastError(c);
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

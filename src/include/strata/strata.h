@@ -113,6 +113,16 @@ strataResult_t strataCommUserRank(strataComm_t comm, int* rank);
 const char* strataGetErrorString(strataResult_t result);
 /* The last error on comm (what, where); for a NULL or destroyed comm, the calling thread's last error. */
 const char* strataGetLastError(strataComm_t comm);
+/* An error that arose outside a call, as NCCL's ncclCommGetAsyncError: *asyncError is strataSuccess
+ * while comm is usable and none of its device work has failed; else the code of what failed: a
+ * device collective queued for the progress thread, a single-kernel peer collective that stopped
+ * (a node member refused the call, failed or aborted) or timed out, a stream's wait for a queued call
+ * that timed out on the device, or the earlier error that left comm unusable. strataGetLastError(comm)
+ * then says what. It neither communicates nor waits for the device, so any thread may call it at any
+ * time, also while another thread's call waits on comm: a watchdog that calls strataCommAbort when
+ * it sees an error. A peer's notice (src/core/peer_notices.h) is heard by this rank's own waits (its
+ * queued work, its next call), not here. comm's next call returns the same error. */
+strataResult_t strataCommGetAsyncError(strataComm_t comm, strataResult_t* asyncError);
 /* The algorithm comm's last collective ran ("ring", "leader", "native", ...; "" before the first);
  * the string stays valid until comm's next collective or its destruction. */
 const char* strataCommLastAlgorithm(strataComm_t comm);

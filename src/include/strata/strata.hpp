@@ -81,6 +81,13 @@ class Comm {
     return r;
   }
 
+  // strataCommGetAsyncError: strataSuccess, or the code of what failed outside a call.
+  strataResult_t asyncError() const {
+    strataResult_t e = strataSuccess;
+    check(strataCommGetAsyncError(comm_, &e), comm_, "strataCommGetAsyncError");
+    return e;
+  }
+
   template <typename T>
   void allReduce(Send<T> send, std::span<T> recv, strataRedOp_t op, cudaStream_t stream = nullptr) const {
     requireSize(recv.size() == send.size(), "allReduce: recv.size() != send.size()");
