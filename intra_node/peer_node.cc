@@ -1,5 +1,6 @@
 #include "intra_node/peer_node.h"
 
+#include <atomic>
 #include <cstring>
 #include <vector>
 
@@ -26,6 +27,7 @@ Status myPciAddress(PciAddress* out) {
 
 PeerNodeTeam::~PeerNodeTeam() {
   if (last_ != nullptr) cudaEventDestroy(last_);
+  if (stopped_ != nullptr) cudaEventDestroy(stopped_);
   if (stopStream_ != nullptr) cudaStreamDestroy(stopStream_);
   if (hostWords_ != nullptr && !wordsLeaked_) cudaFreeHost(hostWords_);
 }
@@ -70,6 +72,7 @@ Status PeerNodeTeam::setUp(NodeTeam& team, size_t halfBytes, double timeoutSecon
     std::memset(words, 0, 64);
     STRATA_CHECK_CUDA(cudaHostGetDevicePointer(&deviceWords, words, 0));
     STRATA_CHECK_CUDA(cudaEventCreateWithFlags(&p->last_, cudaEventDisableTiming));
+    STRATA_CHECK_CUDA(cudaEventCreateWithFlags(&p->stopped_, cudaEventDisableTiming));
     STRATA_CHECK_CUDA(cudaStreamCreateWithFlags(&p->stopStream_, cudaStreamNonBlocking));
     return Status::Ok();
   }));
@@ -90,8 +93,11 @@ Status PeerNodeTeam::setUp(NodeTeam& team, size_t halfBytes, double timeoutSecon
 }
 
 Status PeerNodeTeam::kernelStatus() const {
+  // The code first: the kernel stores it after the rest of its record (recordPeerStatus).
   const volatile uint32_t* s = hostWords_ + kStatusWords;
-  switch (s[cuda::kPeerStatusCode]) {
+  const uint32_t code = s[cuda::kPeerStatusCode];
+  std::atomic_thread_fence(std::memory_order_acquire);
+  switch (code) {
     case cuda::kPeerOk: return Status::Ok();
     case cuda::kPeerTimedOut:
       return makeStatus(strataTimeout,
@@ -103,10 +109,10 @@ Status PeerNodeTeam::kernelStatus() const {
     case cuda::kPeerMemberFailed:
       return makeStatus(strataRemoteError, "a peer collective kernel stopped: its block %u waited for node member %u at "
                         "barrier %u, and that member %s", s[cuda::kPeerStatusBlock], s[cuda::kPeerStatusMember],
-                        s[cuda::kPeerStatusBarrier], s[cuda::kPeerStatusCode] == cuda::kPeerRefused
+                        s[cuda::kPeerStatusBarrier], code == cuda::kPeerRefused
                             ? "refused the call" : "failed, was aborted or stopped");
     case cuda::kPeerAborted: return makeStatus(strataInvalidUsage, "the communicator was aborted");
-    default: return makeStatus(strataInternalError, "peer collective kernel status %u", s[cuda::kPeerStatusCode]);
+    default: return makeStatus(strataInternalError, "peer collective kernel status %u", code);
   }
 }
 
@@ -126,6 +132,8 @@ Status PeerNodeTeam::stopPeers(uint64_t seq, bool failed) {
   // kernels of those calls, which had returned success, part-way.
   if (failed && launched_) STRATA_CHECK_CUDA(cudaStreamWaitEvent(stopStream_, last_, 0));
   STRATA_CHECK(cuda::launchPeerStop(node_, seq, failed, stopStream_));
+  STRATA_CHECK_CUDA(cudaEventRecord(stopped_, stopStream_));
+  stopPending_ = true;
   stopsLaunched_ = true;
   return Status::Ok();
 }
@@ -137,7 +145,13 @@ Status PeerNodeTeam::run(cuda::PeerCall call, DataType type, RedOp op, cudaStrea
   const cuda::PeerSchedule s = cuda::peerSchedule(node_, call, dataTypeSize(type));
   lastSchedule_ = s;
   if (s.rounds == 0) return Status::Ok();
+  std::lock_guard<std::mutex> lock(stopMutex_);
   if (launched_) STRATA_CHECK_CUDA(cudaStreamWaitEvent(stream, last_, 0));
+  // The stop records this member wrote land before its next kernel runs: else that kernel, stopping
+  // for the members those records stopped, could tell a member that it failed before the refusal
+  // that explains it arrived there (memberStopped prefers the refusal only once it is seen).
+  if (stopPending_) STRATA_CHECK_CUDA(cudaStreamWaitEvent(stream, stopped_, 0));
+  stopPending_ = false;
   STRATA_CHECK(cuda::launchPeerCollective(node_, call, type, op, stream));
   STRATA_CHECK_CUDA(cudaEventRecord(last_, stream));
   launched_ = true;

@@ -85,7 +85,9 @@ class PeerNodeTeam {
   // stopPeers' kernels, launched by the communicator's calls or by an abort on another thread;
   // release() closes them (under stopMutex_) and waits for those launched before.
   cudaStream_t stopStream_ = nullptr;
-  std::mutex stopMutex_;
+  std::mutex stopMutex_;  // also over last_ and launched_, which stopPeers reads on an aborting thread
+  cudaEvent_t stopped_ = nullptr;  // the last stop kernel's completion
+  bool stopPending_ = false;       // a stop kernel launched since the last call's: that call waits for it
   bool stopsLaunched_ = false;
   bool stopsClosed_ = false;
   cuda::PeerSchedule lastSchedule_;

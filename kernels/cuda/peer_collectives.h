@@ -60,7 +60,11 @@ constexpr size_t kPeerSignalBytes = (size_t{kMaxPeerBlocks} + 2) * 128;
 static_assert(kMaxPeerRanks * sizeof(uint64_t) <= 128);
 
 // Words of host-mapped memory the kernels report through (PeerNode::status).
-enum PeerStatusWord : int { kPeerStatusCode, kPeerStatusBarrier, kPeerStatusMember, kPeerStatusBlock, kPeerStatusWords };
+// kPeerStatusClaim: taken by the first block that records (the code is stored last, after the
+// others, so a host that reads a code reads the rest of that record: strataCommGetAsyncError polls).
+enum PeerStatusWord : int {
+  kPeerStatusCode, kPeerStatusBarrier, kPeerStatusMember, kPeerStatusBlock, kPeerStatusClaim, kPeerStatusWords
+};
 // kPeerRefused: a member refused the call; kPeerMemberFailed: a member failed, was aborted or
 // stopped; kPeerAborted: this member's communicator was aborted.
 enum PeerStatusCode : uint32_t { kPeerOk = 0, kPeerTimedOut = 1, kPeerAborted = 2, kPeerRefused = 3, kPeerMemberFailed = 4 };

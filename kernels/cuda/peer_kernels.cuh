@@ -66,10 +66,12 @@ __host__ __device__ __forceinline__ void blockPart(size_t len, size_t piece, siz
 // Records the first failure of this member's kernels in the host-mapped status words: its code,
 // and which block waited for which member at which barrier.
 __device__ __forceinline__ void recordPeerStatus(const PeerNode& node, uint32_t code, uint32_t barrier, int member) {
-  if (atomicCAS(node.status + kPeerStatusCode, uint32_t{kPeerOk}, code) == kPeerOk) {
+  if (atomicCAS(node.status + kPeerStatusClaim, 0u, 1u) == 0u) {
     storeVolatileGlobal(static_cast<volatile uint32_t*>(node.status + kPeerStatusBarrier), barrier);
     storeVolatileGlobal(static_cast<volatile uint32_t*>(node.status + kPeerStatusMember), static_cast<uint32_t>(member));
     storeVolatileGlobal(static_cast<volatile uint32_t*>(node.status + kPeerStatusBlock), blockIdx.x);
+    __threadfence_system();  // the record before its code
+    storeVolatileGlobal(static_cast<volatile uint32_t*>(node.status + kPeerStatusCode), code);
   }
   __threadfence_system();
 }
@@ -85,10 +87,11 @@ __host__ __device__ __forceinline__ uint32_t* failedRecord(const PeerNode& node,
 // Whether member p said it will not reach a barrier of call `seq` that it has not published: it
 // refused that call, or it failed. 0: it did not; else the status code to record. A member that
 // refused the call and failed after (its next call heard its peers fail) stopped for the refusal:
-// the failed flag is read first, and a refusal written before it (the same stop stream, in order)
-// is seen by the read after.
+// the failed flag is read first, and a refusal written before it (on the stop stream, which every
+// later kernel of that member waits for: PeerNodeTeam) is seen by the read after the fence.
 __device__ __forceinline__ uint32_t memberStopped(const PeerNode& node, int p, uint64_t seq) {
   const bool failed = loadVolatileGlobal(static_cast<const volatile uint32_t*>(failedRecord(node, node.me, p))) != 0;
+  __threadfence_system();  // orders the two loads
   const uint64_t refused = loadVolatileGlobal(static_cast<const volatile uint64_t*>(refusedRecord(node, node.me, p)));
   if (refused == seq) return uint32_t{kPeerRefused};
   return failed ? uint32_t{kPeerMemberFailed} : uint32_t{0};

@@ -109,14 +109,25 @@ strataResult_t strataCommGetAsyncError(strataComm_t comm, strataResult_t* asyncE
   Status s = strata::api::checkHandle(comm, hold);
   if (s.ok() && asyncError == nullptr) s = strata::makeStatus(strataInvalidArgument, "asyncError is NULL");
   if (!s.ok()) return strata::api::finish(hold.held() ? comm : nullptr, "strataCommGetAsyncError", s);
-  // The error that left it unusable: its message is the failed call's, already recorded.
+  // An abort under way (or one whose wait for the calls in flight ran out) leaves it unusable.
+  if (comm->aborted.load()) {
+    *asyncError = strataInvalidUsage;
+    return strataSuccess;
+  }
+  // The error that left it unusable: failComm recorded its message before the code.
   const int fatal = comm->fatalCode.load(std::memory_order_acquire);
   if (fatal != strataSuccess) {
     *asyncError = static_cast<strataResult_t>(fatal);
     return strataSuccess;
   }
   const Status device = strata::deviceAsyncError(comm);
-  if (!device.ok()) comm->setLastError("strataCommGetAsyncError: " + device.message());  // no log: a watchdog polls
+  if (!device.ok()) {
+    // Recorded once per error, not at every poll (a watchdog polls; nor is it logged): a message the
+    // caller's own call records after it stays.
+    const std::string message = "strataCommGetAsyncError: " + device.message();
+    std::lock_guard<std::mutex> lock(comm->errorMutex);
+    if (comm->asyncReported != message) comm->lastError = comm->asyncReported = message;
+  }
   *asyncError = device.code();
   return strataSuccess;
 }

@@ -314,6 +314,7 @@ namespace strata {
 
 const Status& failComm(strataComm* comm, const Status& error) {
   comm->fatal = error;
+  comm->setLastError(error.message());  // what a watchdog reads once it sees the code below
   comm->fatalCode.store(error.code(), std::memory_order_release);
   comm->notices.failed(comm->seq, error.message());
   stopPeerKernels(comm, comm->seq, true);

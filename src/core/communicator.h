@@ -115,7 +115,9 @@ struct strataComm {
   bool callFailedAlike = false;
   strata::PhaseTimes* phaseTimes = nullptr;  // instrumentation (strata-perf --phases), or null
   // Collectives on device buffers: lanes, progress thread, stream flags (src/core/device_path.cc).
-  strata::DevicePath* devicePath = nullptr;
+  // Atomic for strataCommGetAsyncError, which reads it on any thread, without a lock, while the
+  // communicator's own call may publish it (under a hold no teardown clears it).
+  std::atomic<strata::DevicePath*> devicePath{nullptr};
   // The node team can run node ops on device buffers (CUDA IPC slots, or the emulated device's
   // host slots): hierarchical plans are then candidates for device calls too.
   bool deviceNodeTeam = false;
@@ -130,6 +132,7 @@ struct strataComm {
   std::atomic<int> fatalCode{strataSuccess};
   std::mutex errorMutex;
   std::string lastError;
+  std::string asyncReported;  // the device error strataCommGetAsyncError last recorded (under errorMutex)
 
   void setLastError(const std::string& message) {
     std::lock_guard<std::mutex> lock(errorMutex);

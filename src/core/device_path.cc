@@ -326,6 +326,13 @@ class DeviceScope {
   int previous_ = -1;
 };
 
+// PeerNodeTeam::stopPeers on the path's device, whichever the calling thread has selected.
+void stopPeersOf(DevicePath& path, unsigned long long seq, bool failed) {
+  DeviceScope scope(path.device);
+  const Status s = path.peer->stopPeers(seq, failed);
+  if (!s.ok()) STRATA_WARN("telling the node's peer kernels to stop waiting for this rank: %s", s.message().c_str());
+}
+
 Status pointerDevice(const void* p, int* device) {
   cudaPointerAttributes attr{};
   STRATA_CHECK_CUDA(cudaPointerGetAttributes(&attr, p));
@@ -439,8 +446,10 @@ Status enqueueOnStream(strataComm* comm, DevicePath& path, std::shared_ptr<Cache
     // The executor's errors begin with the call already ("allreduce #3 (ring): step ..."); others get it.
     const std::string call = strformat("%s #%llu", collectiveName(cached->args.coll), seq);
     if (s.message().rfind(call, 0) != 0) s.withContext(call);
-    // The communicator fails with this (at the caller's next call): its peers hear so now.
+    // The communicator fails with this (at the caller's next call): its peers hear so now, their
+    // peer collective kernels too (the stop records, once this rank's own kernels have ended).
     comm->notices.failed(seq, s.message());
+    if (path.peer != nullptr) stopPeersOf(path, seq, true);
     return s;
   };
   job.finish = [&path, ready]() {
@@ -549,11 +558,10 @@ Status drainDevicePath(strataComm* comm) {
 
 Status deviceAsyncError(strataComm* comm) {
 #ifdef STRATA_HAVE_CUDA
-  // Under the publication lock: the calling thread may be setting the path up (or, at the caller's
-  // hold's end, tearing it down). Each source is read without a wait: the progress thread's error
-  // under its lock, the gate's and the peer kernels' words in mapped host memory.
-  std::lock_guard<std::mutex> published(publishedPaths());
-  const DevicePath* path = comm->devicePath;
+  // The calling thread may be publishing the path; the caller's hold keeps any teardown from
+  // clearing it. Each source is read without a wait: the progress thread's error under its lock,
+  // the gate's and the peer kernels' words in host-mapped memory.
+  const DevicePath* path = comm->devicePath.load(std::memory_order_acquire);
   if (path == nullptr) return Status::Ok();
   Status error = queuedWorkError(*path);
   if (error.ok() && path->peer != nullptr) error = path->peer->kernelStatus();
@@ -564,12 +572,16 @@ Status deviceAsyncError(strataComm* comm) {
   return Status::Ok();
 }
 
-bool deviceCallsQueued(const strataComm* comm) { return comm->devicePath != nullptr && comm->devicePath->async; }
+bool deviceCallsQueued(const strataComm* comm) {
+  const DevicePath* path = comm->devicePath;
+  return path != nullptr && path->async;
+}
 
 bool lastPeerSchedule(const strataComm* comm, double* rounds, double* barriers) {
 #ifdef STRATA_HAVE_CUDA
-  if (comm->lastPeerAlgorithm == nullptr || comm->devicePath == nullptr || comm->devicePath->peer == nullptr) return false;
-  const cuda::PeerSchedule& s = comm->devicePath->peer->lastSchedule();
+  const DevicePath* path = comm->devicePath;
+  if (comm->lastPeerAlgorithm == nullptr || path == nullptr || path->peer == nullptr) return false;
+  const cuda::PeerSchedule& s = path->peer->lastSchedule();
   *rounds = static_cast<double>(s.rounds);
   *barriers = static_cast<double>(s.barriers);
   return true;
@@ -579,16 +591,6 @@ bool lastPeerSchedule(const strataComm* comm, double* rounds, double* barriers) 
 #endif
 }
 
-#ifdef STRATA_HAVE_CUDA
-namespace {
-// PeerNodeTeam::stopPeers on the path's device, whichever the calling thread has selected.
-void stopPeersOf(DevicePath& path, unsigned long long seq, bool failed) {
-  DeviceScope scope(path.device);
-  const Status s = path.peer->stopPeers(seq, failed);
-  if (!s.ok()) STRATA_WARN("telling the node's peer kernels to stop waiting for this rank: %s", s.message().c_str());
-}
-}  // namespace
-#endif
 
 void abortDevicePath(strataComm* comm) {
 #ifdef STRATA_HAVE_CUDA
@@ -604,7 +606,8 @@ void abortDevicePath(strataComm* comm) {
 
 void stopPeerKernels(strataComm* comm, unsigned long long seq, bool failed) {
 #ifdef STRATA_HAVE_CUDA
-  if (comm->devicePath != nullptr && comm->devicePath->peer != nullptr) stopPeersOf(*comm->devicePath, seq, failed);
+  DevicePath* path = comm->devicePath;
+  if (path != nullptr && path->peer != nullptr) stopPeersOf(*path, seq, failed);
 #else
   (void)comm;
   (void)seq;

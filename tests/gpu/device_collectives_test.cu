@@ -7,6 +7,7 @@
 #include <mpi.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -731,10 +732,87 @@ TEST_F(DeviceCollectives, APeerKernelStopsWaitingForMembersThatAbort) {
     strataResult_t async = strataSuccess;
     EXPECT_EQ(strataCommGetAsyncError(a.comm, &async), strataSuccess);
     EXPECT_EQ(async, strataRemoteError) << strataGetErrorString(async);
-    EXPECT_NE(std::string(strataGetLastError(a.comm)).find("was aborted"), std::string::npos) << strataGetLastError(a.comm);
+    EXPECT_NE(std::string(strataGetLastError(a.comm)).find("a peer collective kernel stopped"), std::string::npos)
+        << strataGetLastError(a.comm);
   }
   MPI_Barrier(MPI_COMM_WORLD);
   if (me == 0) EXPECT_EQ(strataCommAbort(a.comm), strataSuccess) << strataGetLastError(nullptr);
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
+// A queued call that fails on the progress thread stops its peers' peer collective kernels too (its
+// stop records, as a call failing on the calling thread writes them), so they do not wait out their
+// bound and trap. Ranks with a GPU each, on one node: rank 0, bounded at 2 s, makes a gather (a plan,
+// queued for the progress thread) while the others make an allreduce whose peer kernel, bounded at
+// 60 s, waits for rank 0's kernel.
+TEST_F(DeviceCollectives, AQueuedCallsFailureStopsItsPeersKernels) {
+  const int p = worldSize(), me = worldRank();
+  if (p < 2) GTEST_SKIP() << "needs a peer";
+  AgreedComm a(me == 0 ? 2.0 : 60.0);
+  ASSERT_TRUE(allRanksOk(a.error.empty())) << a.error;
+  if (!a.peerKernels()) {
+    strataCommDestroy(a.comm);
+    GTEST_SKIP() << "no peer collective kernels here (the node's ranks do not each have a GPU)";
+  }
+  DeviceBytes all(std::vector<float>(AgreedComm::n * static_cast<size_t>(p), 0.0f));
+  auto gather = [&] { return strataGather(a.x.ptr(), all.ptr(), AgreedComm::n, strataFloat32, 0, a.comm, a.stream); };
+  // Every rank agrees on the gather's plan first, which runs queued, not as a peer kernel.
+  tools::PeerCallInfo info;
+  const bool gathered = gather() == strataSuccess && cudaStreamSynchronize(a.stream) == cudaSuccess;
+  ASSERT_TRUE(allRanksOk(gathered && tools::deviceCallsQueued(a.comm) && !tools::lastPeerCall(a.comm, &info)))
+      << strataGetLastError(a.comm);
+  MPI_Barrier(MPI_COMM_WORLD);
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_EQ(me == 0 ? gather() : a.allReduce(strataSum), strataSuccess) << strataGetLastError(a.comm);
+  EXPECT_EQ(cudaStreamSynchronize(a.stream), cudaSuccess) << "released, and no kernel trapped";
+  const strataResult_t async = awaitAsyncError(a.comm, 30.0);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_EQ(async, me == 0 ? strataTimeout : strataRemoteError) << strataGetLastError(a.comm);
+  if (me != 0) {
+    EXPECT_NE(std::string(strataGetLastError(a.comm)).find("a peer collective kernel stopped"), std::string::npos)
+        << strataGetLastError(a.comm);
+    EXPECT_LT(seconds, 20.0) << "the kernel must stop with rank 0's failure, not at its 60 s bound";
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  EXPECT_EQ(strataCommAbort(a.comm), strataSuccess) << strataGetLastError(nullptr);
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
+// strataCommGetAsyncError polled on another thread from the communicator's creation on: across its
+// first device call (which sets up the device path the query reads), its calls, and its abort, it
+// reports success, then the abort under way, then that the communicator is gone.
+TEST_F(DeviceCollectives, TheAsyncErrorQueryRacesTheFirstDeviceCallAndAnAbort) {
+  const int p = worldSize();
+  // A communicator of its own (commFor's are shared by the tests), in the shape under test.
+  if (testShape() != "0") setenv("STRATA_RANKS_PER_NODE", testShape().c_str(), 1);
+  strataComm_t comm = nullptr;
+  const strataResult_t made = strataCommInitMpi(&comm, MPI_COMM_WORLD, nullptr);
+  unsetenv("STRATA_RANKS_PER_NODE");
+  ASSERT_EQ(made, strataSuccess) << strataGetLastError(nullptr);
+  std::atomic<bool> go{false};
+  std::string wrong;
+  std::thread poller([&] {
+    strataResult_t e = strataSuccess;
+    go.store(true);
+    while (strataCommGetAsyncError(comm, &e) == strataSuccess) {
+      if (e != strataSuccess && e != strataInvalidUsage && wrong.empty()) wrong = strataGetErrorString(e);
+    }
+  });
+  while (!go.load()) std::this_thread::yield();
+  cudaStream_t stream = nonBlockingStream();
+  DeviceBytes x(std::vector<float>(1024, 1.0f));
+  bool ok = true;
+  for (int i = 0; i < 3; ++i) {
+    ok = ok && strataAllReduce(x.ptr(), x.ptr(), 1024, strataFloat32, strataSum, comm, stream) == strataSuccess;
+  }
+  ok = ok && cudaStreamSynchronize(stream) == cudaSuccess;
+  EXPECT_TRUE(ok) << strataGetLastError(comm);
+  EXPECT_EQ(x.hostAs<float>().front(), static_cast<float>(p * p * p));
+  MPI_Barrier(MPI_COMM_WORLD);
+  EXPECT_EQ(strataCommAbort(comm), strataSuccess) << strataGetLastError(nullptr);
+  poller.join();
+  EXPECT_EQ(wrong, "") << "the query reported an error no call had";
+  cudaStreamDestroy(stream);
   MPI_Barrier(MPI_COMM_WORLD);
 }
 
@@ -751,7 +829,7 @@ TEST_F(DeviceCollectives, AWatchdogThreadHearsAFailedCallAndAborts) {
   MPI_Query_thread(&level);
   if (level != MPI_THREAD_MULTIPLE) GTEST_SKIP() << "a watchdog thread's abort needs MPI_THREAD_MULTIPLE";
   AgreedComm a(2.0);
-  ASSERT_EQ(a.error, "");
+  ASSERT_TRUE(allRanksOk(a.error.empty())) << a.error;  // every rank stops here alike
   if (a.peerKernels()) {
     strataCommDestroy(a.comm);
     GTEST_SKIP() << "peer collective kernels here: a kernel that waits out its bound traps";

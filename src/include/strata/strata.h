@@ -117,11 +117,13 @@ const char* strataGetLastError(strataComm_t comm);
  * while comm is usable and none of its device work has failed; else the code of what failed: a
  * device collective queued for the progress thread, a single-kernel peer collective that stopped
  * (a node member refused the call, failed or aborted) or timed out, a stream's wait for a queued call
- * that timed out on the device, or the earlier error that left comm unusable. strataGetLastError(comm)
- * then says what. It neither communicates nor waits for the device, so any thread may call it at any
- * time, also while another thread's call waits on comm: a watchdog that calls strataCommAbort when
- * it sees an error. A peer's notice (src/core/peer_notices.h) is heard by this rank's own waits (its
- * queued work, its next call), not here. comm's next call returns the same error. */
+ * that timed out on the device, the earlier error that left comm unusable, or (strataInvalidUsage)
+ * an abort under way. strataGetLastError(comm) then says what; comm's next call fails too (where the
+ * peers said why, with their notice). It neither communicates nor waits for the device, so any
+ * thread may call it at any time, also while another thread's call waits on comm: a watchdog that
+ * calls strataCommAbort when it sees an error. A peer's notice is heard by this rank's own waits (its
+ * queued work, its next call), not here. Once a teardown has claimed comm it returns
+ * strataInvalidArgument ("not a live communicator"), as every call does: stop polling then. */
 strataResult_t strataCommGetAsyncError(strataComm_t comm, strataResult_t* asyncError);
 /* The algorithm comm's last collective ran ("ring", "leader", "native", ...; "" before the first);
  * the string stays valid until comm's next collective or its destruction. */

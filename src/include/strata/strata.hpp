@@ -81,7 +81,8 @@ class Comm {
     return r;
   }
 
-  // strataCommGetAsyncError: strataSuccess, or the code of what failed outside a call.
+  // strataCommGetAsyncError: strataSuccess, or the code of what failed outside a call (throws, as
+  // every call does, once the communicator is gone).
   strataResult_t asyncError() const {
     strataResult_t e = strataSuccess;
     check(strataCommGetAsyncError(comm_, &e), comm_, "strataCommGetAsyncError");
