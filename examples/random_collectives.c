@@ -394,6 +394,13 @@ int main(int argc, char** argv) {
                      coll_names[coll], (int)t, (int)op, n, root, in_place, bad);
     errors += (long)bad;
     calls++;
+    /* Nothing failed outside the calls either (device work queued for the progress thread, say): what
+     * a watchdog thread would poll. */
+    strataResult_t async = strataSuccess;
+    if (strataCommGetAsyncError(comm, &async) != strataSuccess || async != strataSuccess) {
+      fprintf(stderr, "rank %d: strataCommGetAsyncError: %s: %s\n", rank, strataGetErrorString(async), strataGetLastError(comm));
+      MPI_Abort(MPI_COMM_WORLD, 1);
+    }
     unmirror();
     free(send);
     free(recv);
