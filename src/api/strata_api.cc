@@ -85,6 +85,7 @@ strataResult_t strataCommAbort(strataComm_t comm) {
     strata::unclaimTeardown(comm);
     return strata::api::finish(comm, "strataCommAbort", s);
   }
+  strata::tellPeersOfAbort(comm);
   return strata::api::finish(nullptr, "strataCommAbort", strata::destroyComm(comm));
 }
 

@@ -321,6 +321,15 @@ const Status& failComm(strataComm* comm, const Status& error) {
   return comm->fatal;
 }
 
+void tellPeersOfAbort(strataComm* comm) {
+  // Another thread may enter MPI only under MPI_THREAD_MULTIPLE (an abort from a watchdog thread):
+  // below it, only the main thread tells.
+  int level = MPI_THREAD_SINGLE, main = 0;
+  if (MPI_Query_thread(&level) != MPI_SUCCESS) return;
+  if (level != MPI_THREAD_MULTIPLE && (MPI_Is_thread_main(&main) != MPI_SUCCESS || main == 0)) return;
+  comm->notices.failed(comm->seq, "strataCommAbort: the communicator was aborted");
+}
+
 Status startCall(strataComm* comm) {
   const Status heard = comm->notices.started(comm->seq, comm->wait);
   return heard.ok() ? heard : failComm(comm, heard);

@@ -145,6 +145,11 @@ namespace strata {
 // The communicator can no longer be trusted after `error` (messages may be in flight): every later
 // call returns it, and its peers are told (PeerNotices::failed). Returns it (comm->fatal).
 const strata::Status& failComm(strataComm* comm, const strata::Status& error);
+// strataCommAbort, once no call is in flight: tells the peers that did not hear it yet (a call it
+// ended told them) that this rank's communicator failed, so a peer waiting for it in a call, or
+// making its next one, ends at once with strataRemoteError instead of at its bound. Up to p - 1
+// small messages, not waited for (PeerNotices::failed); only from a thread that may enter MPI.
+void tellPeersOfAbort(strataComm* comm);
 // The call numbered comm->seq starts (this rank's checks passed): what its peers said so far (a
 // refusal of this call or of one this rank made, a communicator that failed) ends it here, before
 // it communicates, and the communicator with it.

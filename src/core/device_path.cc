@@ -273,7 +273,7 @@ Status choosePeerAlgorithm(const strataComm* comm, const DevicePath& path, const
 // An earlier peer kernel stopped (`stopped`): a member refused its call or failed, and that member's
 // notice, sent beside its stop record, says which call and why. Waits for it and returns it;
 // `stopped` where none came: within the communicator's bound after a refusal, whose notice always
-// goes out, and a second after a failure (a communicator aborted between its calls tells no one).
+// goes out, and a second after a failure.
 Status noticeBehindStop(strataComm* comm, const DevicePath& path, const Status& stopped) {
   WaitPolicy policy = comm->wait;
   if (!path.peer->stoppedByRefusal()) policy.timeoutSeconds = std::min(policy.timeoutSeconds, 1.0);

@@ -353,6 +353,39 @@ TEST(Abort, RacesWithQueriesAndASecondAbort) {
   }
 }
 
+// An abort between calls tells the peers: rank 0 aborts while they make a call that waits for it
+// (bounded at 60 s), and they end at once with strataRemoteError naming rank 0 and the abort. Over
+// MPI (ring) and in the node team (one-shot).
+TEST(Abort, BetweenCallsEndsItsPeersWaitsAtOnce) {
+  if (worldSize() < 2) GTEST_SKIP() << "needs a peer";
+  for (const char* algorithm : {"allreduce=ring", "allreduce=oneshot"}) {
+    strataConfig_t config = STRATA_CONFIG_INITIALIZER;
+    config.timeoutSeconds = 60;
+    config.algorithm = algorithm;
+    config.ranksPerNode = worldSize();  // one node: the node team serves one-shot
+    strataComm_t c = nullptr;
+    ASSERT_EQ(strataCommInitMpi(&c, MPI_COMM_WORLD, &config), strataSuccess);
+    std::vector<float> x(4096, 1.0f), y(4096);
+    ASSERT_EQ(strataAllReduce(x.data(), y.data(), x.size(), strataFloat32, strataSum, c, nullptr), strataSuccess)
+        << algorithm << ": " << strataGetLastError(c);
+    MPI_Barrier(MPI_COMM_WORLD);
+    const auto start = std::chrono::steady_clock::now();
+    if (worldRank() == 0) {
+      EXPECT_EQ(strataCommAbort(c), strataSuccess) << strataGetLastError(nullptr);
+    } else {
+      const strataResult_t rc = strataAllReduce(x.data(), y.data(), x.size(), strataFloat32, strataSum, c, nullptr);
+      const std::string why = strataGetLastError(c);
+      const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      EXPECT_EQ(rc, strataRemoteError) << algorithm << ": " << why;
+      EXPECT_TRUE(contains(why.c_str(), "rank 0's communicator failed")) << why;
+      EXPECT_TRUE(contains(why.c_str(), "aborted")) << why;
+      EXPECT_LT(seconds, 20.0) << algorithm << ": the call must end with the abort's notice, not the 60 s bound";
+      EXPECT_EQ(strataCommAbort(c), strataSuccess) << strataGetLastError(nullptr);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+  }
+}
+
 TEST(Abort, EndsTheCommunicator) {
   strataComm_t c = nullptr;
   ASSERT_EQ(strataCommInitMpi(&c, MPI_COMM_WORLD, nullptr), strataSuccess);
