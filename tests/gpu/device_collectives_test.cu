@@ -650,6 +650,8 @@ TEST_F(DeviceCollectives, AStalledStagedCallSaysWhereItsChunksAre) {
           << "rank " << me << " sends to rank 0 first: " << error;
     }
   }
+  // Rank 0 aborts only once the others timed out: its abort tells them, which would end their wait.
+  MPI_Barrier(MPI_COMM_WORLD);
   strataCommAbort(comm);
   cudaStreamDestroy(stream);
   MPI_Barrier(MPI_COMM_WORLD);
