@@ -18,6 +18,27 @@ namespace {
 
 bool contains(const char* text, const std::string& part) { return text != nullptr && std::string(text).find(part) != std::string::npos; }
 
+// A communicator of one node (the node team serves one-shot) bounded at 60 s, with `algorithm`
+// forced, on which every rank made one allreduce of `x` into `y`: every rank built and agreed on the
+// plan, so a later call that some ranks do not make waits in its messages. Null where that failed
+// (the failure recorded on this rank).
+strataComm_t agreedOneNodeComm(const char* algorithm, std::vector<float>& x, std::vector<float>& y) {
+  strataConfig_t config = STRATA_CONFIG_INITIALIZER;
+  config.timeoutSeconds = 60;
+  config.algorithm = algorithm;
+  config.ranksPerNode = worldSize();
+  strataComm_t c = nullptr;
+  if (strataCommInitMpi(&c, MPI_COMM_WORLD, &config) != strataSuccess) {
+    ADD_FAILURE() << algorithm << ": " << strataGetLastError(nullptr);
+    return nullptr;
+  }
+  if (strataAllReduce(x.data(), y.data(), x.size(), strataFloat32, strataSum, c, nullptr) != strataSuccess) {
+    ADD_FAILURE() << algorithm << ": " << strataGetLastError(c);
+    return nullptr;
+  }
+  return c;
+}
+
 class Negative : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -277,16 +298,10 @@ TEST(Abort, EndsACollectiveThatIsWaiting) {
   MPI_Query_thread(&level);
   if (level != MPI_THREAD_MULTIPLE) GTEST_SKIP() << "aborting from another thread needs MPI_THREAD_MULTIPLE";
   for (const char* algorithm : {"allreduce=ring", "allreduce=oneshot"}) {
-    strataConfig_t config = STRATA_CONFIG_INITIALIZER;
-    config.timeoutSeconds = 60;
-    config.algorithm = algorithm;
-    config.ranksPerNode = worldSize();  // one node: the node team serves one-shot
-    strataComm_t c = nullptr;
-    ASSERT_EQ(strataCommInitMpi(&c, MPI_COMM_WORLD, &config), strataSuccess);
     std::vector<float> x(4096, 1.0f), y(4096);
-    // Every rank builds (and agrees on) the plan first; rank 0 alone makes the second call.
-    ASSERT_EQ(strataAllReduce(x.data(), y.data(), x.size(), strataFloat32, strataSum, c, nullptr), strataSuccess)
-        << strataGetLastError(c);
+    // Rank 0 alone makes the second call.
+    strataComm_t c = agreedOneNodeComm(algorithm, x, y);
+    ASSERT_TRUE(allRanksOk(c != nullptr));
     MPI_Barrier(MPI_COMM_WORLD);
     if (worldRank() == 0) {
       strataResult_t waited = strataSuccess;
@@ -360,15 +375,9 @@ TEST(Abort, RacesWithQueriesAndASecondAbort) {
 TEST(Abort, BetweenCallsEndsItsPeersWaitsAtOnce) {
   if (worldSize() < 2) GTEST_SKIP() << "needs a peer";
   for (const char* algorithm : {"allreduce=ring", "allreduce=oneshot"}) {
-    strataConfig_t config = STRATA_CONFIG_INITIALIZER;
-    config.timeoutSeconds = 60;
-    config.algorithm = algorithm;
-    config.ranksPerNode = worldSize();  // one node: the node team serves one-shot
-    strataComm_t c = nullptr;
-    ASSERT_EQ(strataCommInitMpi(&c, MPI_COMM_WORLD, &config), strataSuccess);
     std::vector<float> x(4096, 1.0f), y(4096);
-    ASSERT_EQ(strataAllReduce(x.data(), y.data(), x.size(), strataFloat32, strataSum, c, nullptr), strataSuccess)
-        << algorithm << ": " << strataGetLastError(c);
+    strataComm_t c = agreedOneNodeComm(algorithm, x, y);
+    ASSERT_TRUE(allRanksOk(c != nullptr));
     MPI_Barrier(MPI_COMM_WORLD);
     const auto start = std::chrono::steady_clock::now();
     if (worldRank() == 0) {
