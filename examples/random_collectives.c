@@ -397,8 +397,10 @@ int main(int argc, char** argv) {
     /* Nothing failed outside the calls either (device work queued for the progress thread, say): what
      * a watchdog thread would poll. */
     strataResult_t async = strataSuccess;
-    if (strataCommGetAsyncError(comm, &async) != strataSuccess || async != strataSuccess) {
-      fprintf(stderr, "rank %d: strataCommGetAsyncError: %s: %s\n", rank, strataGetErrorString(async), strataGetLastError(comm));
+    const strataResult_t queried = strataCommGetAsyncError(comm, &async);
+    if (queried != strataSuccess || async != strataSuccess) {
+      fprintf(stderr, "rank %d: strataCommGetAsyncError: %s: %s\n", rank,
+              strataGetErrorString(queried != strataSuccess ? queried : async), strataGetLastError(comm));
       MPI_Abort(MPI_COMM_WORLD, 1);
     }
     unmirror();

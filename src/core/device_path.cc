@@ -591,7 +591,6 @@ bool lastPeerSchedule(const strataComm* comm, double* rounds, double* barriers) 
 #endif
 }
 
-
 void abortDevicePath(strataComm* comm) {
 #ifdef STRATA_HAVE_CUDA
   std::lock_guard<std::mutex> published(publishedPaths());
