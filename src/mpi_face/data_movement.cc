@@ -32,7 +32,7 @@ int MPI_Bcast(void* buf, int count, MPI_Datatype type, int root, MPI_Comm comm) 
   }
   Guard guard;
   const bool isRoot = rankOf(comm) == root;
-  if (isRoot && !b.packIn()) return failServed(c, comm, b.error());
+  if (isRoot && !b.packIn()) return failPacking(c, comm, b);
   const int rc = finishServed(c, comm, sc, strataBroadcast(b.data(), b.data(), b.bytes(0), strataUint8, root, sc, nullptr),
                               b.data());
   return unpacked(c, comm, rc, isRoot ? nullptr : &b);
@@ -53,7 +53,7 @@ int MPI_Allgather(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, 
     return PMPI_Allgather(sbuf, scount, stype, rbuf, rcount, rtype, comm);
   }
   Guard guard;
-  if (!(inPlace ? recv.packIn(me, me + 1) : send.packIn())) return failServed(c, comm, inPlace ? recv.error() : send.error());
+  if (!(inPlace ? recv.packIn(me, me + 1) : send.packIn())) return failPacking(c, comm, inPlace ? recv : send);
   const void* s = inPlace ? recv.block(me) : send.data();
   const int rc = finishServed(c, comm, sc, strataAllGather(s, recv.data(), recv.bytes(0), strataUint8, sc, nullptr),
                               recv.data());
@@ -79,7 +79,7 @@ int MPI_Allgatherv(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf,
   }
   Guard guard;
   const size_t m = static_cast<size_t>(me);
-  if (!(inPlace ? recv.packIn(m, m + 1) : send.packIn())) return failServed(c, comm, inPlace ? recv.error() : send.error());
+  if (!(inPlace ? recv.packIn(m, m + 1) : send.packIn())) return failPacking(c, comm, inPlace ? recv : send);
   const void* s = inPlace ? recv.block(m) : send.data();
   const int rc = finishServed(
       c, comm, sc,
@@ -105,7 +105,7 @@ int MPI_Alltoall(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, i
   }
   Guard guard;
   PackedBlocks& in = inPlace ? recv : send;
-  if (!in.packIn()) return failServed(c, comm, in.error());
+  if (!in.packIn()) return failPacking(c, comm, in);
   const int rc = finishServed(c, comm, sc, strataAlltoAll(in.data(), recv.data(), recv.bytes(0), strataUint8, sc, nullptr),
                               recv.data());
   return unpacked(c, comm, rc, &recv);
@@ -130,7 +130,7 @@ int MPI_Alltoallv(const void* sbuf, const int scounts[], const int sdispls[], MP
   }
   Guard guard;
   PackedBlocks& in = inPlace ? recv : send;
-  if (!in.packIn()) return failServed(c, comm, in.error());
+  if (!in.packIn()) return failPacking(c, comm, in);
   const int rc = finishServed(c, comm, sc,
                               strataAlltoAllv(in.data(), in.bytes().data(), in.offsets().data(), recv.data(),
                                               recv.bytes().data(), recv.offsets().data(), strataUint8, sc, nullptr),
@@ -157,7 +157,7 @@ int MPI_Gather(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, int
   }
   Guard guard;
   const size_t r = static_cast<size_t>(root);
-  if (!(inPlace ? recv.packIn(r, r + 1) : send.packIn())) return failServed(c, comm, inPlace ? recv.error() : send.error());
+  if (!(inPlace ? recv.packIn(r, r + 1) : send.packIn())) return failPacking(c, comm, inPlace ? recv : send);
   const void* s = inPlace ? recv.block(r) : send.data();
   const size_t block = isRoot ? recv.bytes(0) : send.bytes(0);
   const int rc = finishServed(c, comm, sc,
@@ -188,7 +188,7 @@ int MPI_Gatherv(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, co
     return PMPI_Gatherv(sbuf, scount, stype, rbuf, rcounts, displs, rtype, root, comm);
   }
   Guard guard;
-  if (!(inPlace ? recv.packIn(r, r + 1) : send.packIn())) return failServed(c, comm, inPlace ? recv.error() : send.error());
+  if (!(inPlace ? recv.packIn(r, r + 1) : send.packIn())) return failPacking(c, comm, inPlace ? recv : send);
   const void* s = inPlace ? recv.block(r) : send.data();
   const size_t sendBytes = inPlace ? recv.bytes(r) : send.bytes(0);
   const int rc = finishServed(c, comm, sc,
@@ -218,7 +218,7 @@ int MPI_Scatter(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, in
   }
   Guard guard;
   const size_t r = static_cast<size_t>(root);
-  if (isRoot && !send.packIn()) return failServed(c, comm, send.error());
+  if (isRoot && !send.packIn()) return failPacking(c, comm, send);
   void* d = inPlace ? send.block(r) : recv.data();
   const size_t block = isRoot ? send.bytes(0) : recv.bytes(0);
   const int rc = finishServed(c, comm, sc, strataScatter(isRoot ? send.data() : nullptr, d, block, strataUint8, root, sc, nullptr),
@@ -248,7 +248,7 @@ int MPI_Scatterv(const void* sbuf, const int scounts[], const int displs[], MPI_
     return PMPI_Scatterv(sbuf, scounts, displs, stype, rbuf, rcount, rtype, root, comm);
   }
   Guard guard;
-  if (isRoot && !send.packIn()) return failServed(c, comm, send.error());
+  if (isRoot && !send.packIn()) return failPacking(c, comm, send);
   void* d = inPlace ? send.block(r) : recv.data();
   const size_t recvBytes = inPlace ? send.bytes(r) : recv.bytes(0);
   const int rc = finishServed(c, comm, sc,

@@ -233,21 +233,46 @@ int finishServed(Call c, MPI_Comm comm, strataComm_t sc, strataResult_t rc, cons
     }
     return MPI_SUCCESS;
   }
-  return failServed(c, comm, std::string(strataGetErrorString(rc)) + ": " + strataGetLastError(sc));
+  return failServed(c, comm, errorClassOf(rc), std::string(strataGetErrorString(rc)) + ": " + strataGetLastError(sc));
 }
 
-int failServed(Call c, MPI_Comm comm, const std::string& what) {
+int errorClassOf(strataResult_t rc) {
+  switch (rc) {
+    case strataSuccess: return MPI_SUCCESS;
+    case strataInvalidArgument: return MPI_ERR_ARG;
+    case strataInternalError: return MPI_ERR_INTERN;
+    default: return MPI_ERR_OTHER;
+  }
+}
+
+namespace {
+
+// The face's error code in `errorClass`, its MPI_Error_string now `message`: one code per class,
+// added at the class's first failure, its string replaced at each (MPI lets a user code's string
+// be replaced; a predefined code's cannot be), so a program on MPI_ERRORS_RETURN reads both what
+// kind of failure it was (MPI_Error_class) and what went wrong. Where MPI adds no code, the class
+// itself, with MPI's own string.
+int faceCode(int errorClass, const std::string& message) {
+  static std::mutex mutex;
+  static std::map<int, int> codes;  // class -> the face's code in it
+  std::lock_guard<std::mutex> lock(mutex);
+  auto it = codes.find(errorClass);
+  if (it == codes.end()) {
+    int code = errorClass;
+    if (PMPI_Add_error_code(errorClass, &code) != MPI_SUCCESS) code = errorClass;
+    it = codes.emplace(errorClass, code).first;
+  }
+  if (it->second != errorClass) {
+    PMPI_Add_error_string(it->second, message.substr(0, MPI_MAX_ERROR_STRING - 1).c_str());
+  }
+  return it->second;
+}
+
+}  // namespace
+
+int failServed(Call c, MPI_Comm comm, int errorClass, const std::string& what) {
   const std::string message = std::string("strata-mpi: MPI_") + callName(c) + ": " + what;
-  // The face's own error code: MPI_Error_string gives the last failure's message (MPI lets a user
-  // code's string be replaced), so a program on MPI_ERRORS_RETURN can still say what went wrong.
-  static const int code = [] {
-    int errorClass = MPI_ERR_OTHER, errorCode = MPI_ERR_OTHER;
-    if (PMPI_Add_error_class(&errorClass) != MPI_SUCCESS || PMPI_Add_error_code(errorClass, &errorCode) != MPI_SUCCESS) {
-      return static_cast<int>(MPI_ERR_OTHER);
-    }
-    return errorCode;
-  }();
-  if (code != MPI_ERR_OTHER) PMPI_Add_error_string(code, message.substr(0, MPI_MAX_ERROR_STRING - 1).c_str());
+  const int code = faceCode(errorClass, message);
   MPI_Errhandler handler = MPI_ERRHANDLER_NULL;
   PMPI_Comm_get_errhandler(comm, &handler);
   const bool returns = handler == MPI_ERRORS_RETURN;

@@ -18,14 +18,19 @@ PackedBlocks::~PackedBlocks() {
 #endif
 }
 
-bool PackedBlocks::fail(std::string message) {
+bool PackedBlocks::fail(int errorClass, std::string message) {
+  errorClass_ = errorClass;
   error_ = std::move(message);
   return false;
 }
 
+int failPacking(Call c, MPI_Comm comm, const PackedBlocks& blocks) {
+  return failServed(c, comm, blocks.errorClass(), blocks.error());
+}
+
 bool PackedBlocks::describe(const void* base, size_t blocks, int64_t count, MPI_Datatype type) {
   const Layout l = layoutOf(type);
-  if (!l.valid) return fail("invalid datatype");
+  if (!l.valid) return fail(MPI_ERR_TYPE, "invalid datatype");
   base_ = static_cast<char*>(const_cast<void*>(base));
   type_ = type;
   extent_ = l.extent;
@@ -45,7 +50,7 @@ bool PackedBlocks::describe(const void* base, size_t blocks, int64_t count, MPI_
 bool PackedBlocks::describe(const void* base, std::vector<int64_t> counts, std::vector<int64_t> displs,
                             MPI_Datatype type) {
   const Layout l = layoutOf(type);
-  if (!l.valid) return fail("invalid datatype");
+  if (!l.valid) return fail(MPI_ERR_TYPE, "invalid datatype");
   base_ = static_cast<char*>(const_cast<void*>(base));
   type_ = type;
   extent_ = l.extent;
@@ -85,7 +90,7 @@ bool PackedBlocks::stage(const Layout& l) {
   // MPI_Pack counts in int: a block goes in pieces of at most INT_MAX bytes, whole elements each
   // (movePieces); only an element itself over 2 GiB cannot, which no rank of a call can know of
   // another's datatype, so that rank alone passes the call to MPI (serve.h).
-  if (l.size > static_cast<size_t>(INT_MAX)) return fail("an element of a non-contiguous datatype over 2 GiB");
+  if (l.size > static_cast<size_t>(INT_MAX)) return fail(MPI_ERR_TYPE, "an element of a non-contiguous datatype over 2 GiB");
   elementBytes_ = l.size;
   staged_ = true;
   size_t total = 0;
@@ -111,12 +116,12 @@ bool PackedBlocks::stage(const Layout& l) {
   }
   if (cudaMalloc(&devicePacked_, std::max<size_t>(total, 1)) != cudaSuccess) {
     cudaGetLastError();
-    return fail("cudaMalloc of the device staging for a non-contiguous datatype failed");
+    return fail(MPI_ERR_NO_MEM, "cudaMalloc of the device staging for a non-contiguous datatype failed");
   }
   data_ = static_cast<char*>(devicePacked_);
   return true;
 #else
-  return fail("device memory in a build without CUDA");
+  return fail(MPI_ERR_BUFFER, "device memory in a build without CUDA");
 #endif
 }
 
@@ -126,7 +131,7 @@ bool PackedBlocks::stageSpan(bool fromDevice) {
   if (fromDevice && spanEnd_ > spanBegin_ &&
       cudaMemcpy(hostSpan_.data(), base_ + spanBegin_, static_cast<size_t>(spanEnd_ - spanBegin_),
                  cudaMemcpyDeviceToHost) != cudaSuccess) {
-    return fail("cudaMemcpy of a non-contiguous datatype's span to the host failed");
+    return fail(MPI_ERR_OTHER, "cudaMemcpy of a non-contiguous datatype's span to the host failed");
   }
   return true;
 #else
@@ -139,7 +144,7 @@ bool PackedBlocks::flushSpan() {
 #ifdef STRATA_HAVE_CUDA
   if (spanEnd_ > spanBegin_ && cudaMemcpy(base_ + spanBegin_, hostSpan_.data(), static_cast<size_t>(spanEnd_ - spanBegin_),
                                           cudaMemcpyHostToDevice) != cudaSuccess) {
-    return fail("cudaMemcpy of a non-contiguous datatype's span to the device failed");
+    return fail(MPI_ERR_OTHER, "cudaMemcpy of a non-contiguous datatype's span to the device failed");
   }
   return true;
 #else
@@ -153,13 +158,13 @@ bool PackedBlocks::packIn(size_t first, size_t last) {
   if (device_ && !stageSpan(true)) return false;
   char* from = device_ ? hostSpan_.data() - spanBegin_ : base_;
   for (size_t i = first; i < last; ++i) {
-    if (!movePieces(i, from, true)) return fail("MPI_Pack of a non-contiguous datatype failed");
+    if (!movePieces(i, from, true)) return fail(MPI_ERR_INTERN, "MPI_Pack of a non-contiguous datatype failed");
   }
 #ifdef STRATA_HAVE_CUDA
   if (device_ && last > first) {
     const size_t begin = offset(first), end = offset(last - 1) + bytes(last - 1);
     if (end > begin && cudaMemcpy(data_ + begin, hostPacked_.data() + begin, end - begin, cudaMemcpyHostToDevice) != cudaSuccess) {
-      return fail("cudaMemcpy of packed data to the device failed");
+      return fail(MPI_ERR_OTHER, "cudaMemcpy of packed data to the device failed");
     }
   }
 #endif
@@ -172,14 +177,14 @@ bool PackedBlocks::unpackOut() {
   if (device_) {
     const size_t total = blocks_ == 0 ? 0 : offset(blocks_ - 1) + bytes(blocks_ - 1);
     if (total != 0 && cudaMemcpy(hostPacked_.data(), data_, total, cudaMemcpyDeviceToHost) != cudaSuccess) {
-      return fail("cudaMemcpy of the result to the host for unpacking failed");
+      return fail(MPI_ERR_OTHER, "cudaMemcpy of the result to the host for unpacking failed");
     }
     if (!stageSpan(true)) return false;  // the bytes between the blocks stay as they are
   }
 #endif
   char* to = device_ ? hostSpan_.data() - spanBegin_ : base_;
   for (size_t i = 0; i < blocks_; ++i) {
-    if (!movePieces(i, to, false)) return fail("MPI_Unpack of a non-contiguous datatype failed");
+    if (!movePieces(i, to, false)) return fail(MPI_ERR_INTERN, "MPI_Unpack of a non-contiguous datatype failed");
   }
   return !device_ || flushSpan();
 }

@@ -18,6 +18,8 @@
 #include <string>
 #include <vector>
 
+#include "src/mpi_face/face.h"
+
 namespace strata::mpi_face {
 
 class PackedBlocks {
@@ -51,10 +53,12 @@ class PackedBlocks {
   // After the call (and after a device call has completed): every block back into the user's buffer.
   bool unpackOut();
 
+  // Why packing or unpacking failed, and the MPI error class that failure belongs to.
   const std::string& error() const { return error_; }
+  int errorClass() const { return errorClass_; }
 
  private:
-  bool fail(std::string message);
+  bool fail(int errorClass, std::string message);
   bool stageSpan(bool fromDevice);  // host copy of the user's span (device memory only)
   bool flushSpan();
 
@@ -83,6 +87,11 @@ class PackedBlocks {
   MPI_Aint spanBegin_ = 0, spanEnd_ = 0;  // relative to base_
   void* devicePacked_ = nullptr;        // device memory only: the staging
   std::string error_;
+  int errorClass_ = MPI_SUCCESS;
 };
+
+// A served call whose packing or unpacking failed: its error goes to the communicator's handler
+// (failServed, src/mpi_face/face.h).
+int failPacking(Call c, MPI_Comm comm, const PackedBlocks& blocks);
 
 }  // namespace strata::mpi_face

@@ -93,10 +93,10 @@ bool copyBytes(void* dst, const void* src, size_t bytes) {
 template <typename Reduce>
 int reducedToFront(Call c, MPI_Comm comm, strataComm_t sc, void* rbuf, size_t bytes, Reduce reduce) {
   ScratchLike result(rbuf, bytes);
-  if (!result.ok()) return failServed(c, comm, "no scratch for the in-place result");
+  if (!result.ok()) return failServed(c, comm, MPI_ERR_NO_MEM, "no scratch for the in-place result");
   const int rc = finishServed(c, comm, sc, reduce(result.data()), rbuf);
   if (rc != MPI_SUCCESS || copyBytes(rbuf, result.data(), bytes)) return rc;
-  return failServed(c, comm, "copying the in-place result to the front of the receive buffer failed");
+  return failServed(c, comm, MPI_ERR_OTHER, "copying the in-place result to the front of the receive buffer failed");
 }
 
 size_t typeSize(MPI_Datatype type) { return layoutOf(type).size; }

@@ -56,7 +56,7 @@ bool widened(const int* v, int p, bool nonNegative, std::vector<int64_t>* out) {
 
 int unpacked(Call c, MPI_Comm comm, int rc, PackedBlocks* out) {
   if (rc != MPI_SUCCESS || out == nullptr || out->unpackOut()) return rc;
-  return failServed(c, comm, out->error());
+  return failPacking(c, comm, *out);
 }
 
 }  // namespace strata::mpi_face

@@ -3,7 +3,8 @@
  * double elements, contiguous derived types, and the cases that must go to the MPI library
  * (16-bit integers, a user-defined op, logical ops, a root out of range, MPI_IN_PLACE where MPI
  * forbids it), ranks passing different
- * datatypes of one type signature (strided, permuted) and negative displacements. Built with
+ * datatypes of one type signature (strided, permuted) and negative displacements, and, where
+ * Strata serves every call, its errors through the communicator's error handler. Built with
  * -DFACE_TEST_DEVICE, it also runs the collectives on device buffers. Each result is checked
  * against values computed here, rank by rank. Run with and without the face preloaded: the same
  * program, the same results. Exit status 0 when every check passed. */
@@ -464,6 +465,60 @@ static void rootOutOfRange(MPI_Comm comm) {
   MPI_Comm_set_errhandler(comm, MPI_ERRORS_ARE_FATAL);
 }
 
+/* Strata's own errors through the face, where Strata serves every call (the face preloaded with
+ * STRATA_MPI_NATIVE=0, on a communicator the node shape fits): ranks that pass different counts, then different ops, to an allreduce on a
+ * fresh communicator (MPI calls that erroneous; Strata's plan agreement refuses it on every rank,
+ * and the communicator stays usable). The code's class is MPI_ERR_OTHER, its string Strata's
+ * message, the receive buffer untouched; with a user error handler, the handler gets that code. */
+static int handledCode = MPI_SUCCESS;
+static void recordCode(MPI_Comm* comm, int* code, ...) {
+  (void)comm;
+  handledCode = *code;
+}
+
+static void strataErrorsReachTheHandler(MPI_Comm parent) {
+  const char* preload = getenv("LD_PRELOAD");
+  const char* native = getenv("STRATA_MPI_NATIVE");
+  int p, me;
+  MPI_Comm_size(parent, &p);
+  MPI_Comm_rank(parent, &me);
+  if (p < 2 || preload == NULL || strstr(preload, "strata_mpi") == NULL || native == NULL || strcmp(native, "0") != 0) {
+    return;
+  }
+  MPI_Comm comm;
+  MPI_Comm_dup(parent, &comm);
+  MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+  int send[3] = {1, 2, 3}, recv[3] = {-7, -7, -7};
+  int rc = MPI_Allreduce(send, recv, me == 0 ? 2 : 1, MPI_INT, MPI_SUM, comm);
+  CHECK(rc != MPI_SUCCESS, "an allreduce whose ranks pass different counts returned success");
+  if (rc != MPI_SUCCESS) {
+    int cls = MPI_SUCCESS, len = 0;
+    char text[MPI_MAX_ERROR_STRING] = "";
+    MPI_Error_class(rc, &cls);
+    MPI_Error_string(rc, text, &len);
+    CHECK(cls == MPI_ERR_OTHER, "the refused allreduce's code %d is of class %d, not MPI_ERR_OTHER", rc, cls);
+    CHECK(strstr(text, "strata-mpi: MPI_allreduce: invalid usage") != NULL && strstr(text, "passed count") != NULL,
+          "the refused allreduce's error string: '%s'", text);
+  }
+  CHECK(recv[0] == -7 && recv[1] == -7 && recv[2] == -7, "a refused allreduce wrote its receive buffer");
+  int one = 1, sum = 0;
+  CHECK(MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, comm) == MPI_SUCCESS && sum == p,
+        "an allreduce after a refused one: %d, not %d", sum, p);
+
+  MPI_Errhandler handler;
+  MPI_Comm_create_errhandler(recordCode, &handler);
+  MPI_Comm_set_errhandler(comm, handler);
+  handledCode = MPI_SUCCESS;
+  rc = MPI_Allreduce(send, recv, 3, MPI_INT, me == 0 ? MPI_MAX : MPI_SUM, comm);
+  int cls = MPI_SUCCESS;
+  if (handledCode != MPI_SUCCESS) MPI_Error_class(handledCode, &cls);
+  CHECK(rc != MPI_SUCCESS && handledCode == rc && cls == MPI_ERR_OTHER,
+        "an allreduce whose ranks pass different ops: returned %d, the handler got %d of class %d", rc, handledCode, cls);
+  MPI_Comm_set_errhandler(comm, MPI_ERRORS_ARE_FATAL);
+  MPI_Errhandler_free(&handler);
+  MPI_Comm_free(&comm);
+}
+
 #ifdef FACE_TEST_DEVICE
 /* ---- Device buffers (built with -DFACE_TEST_DEVICE against CUDA's runtime or the CUDA simulator;
  * run through the face only: the MPI library here cannot read device memory). */
@@ -631,6 +686,9 @@ int main(int argc, char** argv) {
   }
   MPI_Comm_free(&split);
   MPI_Comm_free(&dup);
+  /* On a duplicate of MPI_COMM_WORLD, whose size the node shapes under test fit (a split's may not:
+   * its calls then go to MPI, which must not get the erroneous ones). */
+  strataErrorsReachTheHandler(MPI_COMM_WORLD);
   /* A communicator created and freed again and again: nothing leaks, each gets its own. */
   for (int i = 0; i < 20; ++i) {
     MPI_Comm c;
