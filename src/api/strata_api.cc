@@ -121,15 +121,17 @@ strataResult_t strataCommGetAsyncError(strataComm_t comm, strataResult_t* asyncE
     *asyncError = static_cast<strataResult_t>(fatal);
     return strataSuccess;
   }
-  const Status device = strata::deviceAsyncError(comm);
-  if (!device.ok()) {
+  // The device's work, then the peers' word (a peer that failed or aborted while this rank is idle).
+  Status async = strata::deviceAsyncError(comm);
+  if (async.ok()) async = strata::peersAsyncError(comm);
+  if (!async.ok()) {
     // Recorded once per error, not at every poll (a watchdog polls; nor is it logged): a message the
     // caller's own call records after it stays.
-    const std::string message = "strataCommGetAsyncError: " + device.message();
+    const std::string message = "strataCommGetAsyncError: " + async.message();
     std::lock_guard<std::mutex> lock(comm->errorMutex);
     if (comm->asyncReported != message) comm->lastError = comm->asyncReported = message;
   }
-  *asyncError = device.code();
+  *asyncError = async.code();
   return strataSuccess;
 }
 

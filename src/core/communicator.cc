@@ -321,13 +321,37 @@ const Status& failComm(strataComm* comm, const Status& error) {
   return comm->fatal;
 }
 
+namespace {
+
+int mpiThreadLevel() {  // fixed once MPI is initialized, as it is while a communicator lives
+  static const int level = [] {
+    int l = MPI_THREAD_SINGLE;
+    return MPI_Query_thread(&l) == MPI_SUCCESS ? l : MPI_THREAD_SERIALIZED;
+  }();
+  return level;
+}
+
+bool onMainThread() {
+  int main = 0;
+  return MPI_Is_thread_main(&main) == MPI_SUCCESS && main != 0;
+}
+
+}  // namespace
+
 void tellPeersOfAbort(strataComm* comm) {
   // Another thread may enter MPI only under MPI_THREAD_MULTIPLE (an abort from a watchdog thread):
   // below it, only the main thread tells.
-  int level = MPI_THREAD_SINGLE, main = 0;
-  if (MPI_Query_thread(&level) != MPI_SUCCESS) return;
-  if (level != MPI_THREAD_MULTIPLE && (MPI_Is_thread_main(&main) != MPI_SUCCESS || main == 0)) return;
+  if (mpiThreadLevel() != MPI_THREAD_MULTIPLE && !onMainThread()) return;
   comm->notices.failed(comm->seq, "strataCommAbort: the communicator was aborted");
+}
+
+bool mayEnterMpiBesideCalls() {
+  const int level = mpiThreadLevel();
+  return level == MPI_THREAD_MULTIPLE || (level != MPI_THREAD_SERIALIZED && onMainThread());
+}
+
+Status peersAsyncError(strataComm* comm) {
+  return mayEnterMpiBesideCalls() ? comm->notices.poll() : Status::Ok();
 }
 
 Status startCall(strataComm* comm) {

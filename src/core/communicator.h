@@ -132,7 +132,7 @@ struct strataComm {
   std::atomic<int> fatalCode{strataSuccess};
   std::mutex errorMutex;
   std::string lastError;
-  std::string asyncReported;  // the device error strataCommGetAsyncError last recorded (under errorMutex)
+  std::string asyncReported;  // the device or peers' error strataCommGetAsyncError last recorded (under errorMutex)
 
   void setLastError(const std::string& message) {
     std::lock_guard<std::mutex> lock(errorMutex);
@@ -150,6 +150,17 @@ const strata::Status& failComm(strataComm* comm, const strata::Status& error);
 // making its next one, ends at once with strataRemoteError instead of at its bound. Up to p - 1
 // small messages, not waited for (PeerNotices::failed); only from a thread that may enter MPI.
 void tellPeersOfAbort(strataComm* comm);
+// What the peers' notices say while no call of this rank's reads them (strataCommGetAsyncError):
+// a peer's communicator that failed or was aborted, or its refusal of a call this rank made, as
+// strataRemoteError; Ok otherwise. Read only where this thread may enter MPI while another
+// thread's call may be inside it (mayEnterMpiBesideCalls), and at most once per
+// PeerNotices::kQuietReadEvery while nothing arrived; Ok where it may not read.
+strata::Status peersAsyncError(strataComm* comm);
+// Whether the calling thread may make an MPI call while another thread may be in one: any thread
+// under MPI_THREAD_MULTIPLE; the main thread under MPI_THREAD_SINGLE or MPI_THREAD_FUNNELED (only
+// it calls MPI there, and Strata starts no thread that does); no thread under
+// MPI_THREAD_SERIALIZED, whose calls the program orders itself.
+bool mayEnterMpiBesideCalls();
 // The call numbered comm->seq starts (this rank's checks passed): what its peers said so far (a
 // refusal of this call or of one this rank made, a communicator that failed) ends it here, before
 // it communicates, and the communicator with it.

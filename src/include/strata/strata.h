@@ -121,12 +121,16 @@ const char* strataGetLastError(strataComm_t comm);
  * device collective queued for the progress thread, a single-kernel peer collective that stopped
  * (a node member refused the call, failed or aborted) or timed out, a stream's wait for a queued call
  * that timed out on the device, the earlier error that left comm unusable, or (strataInvalidUsage)
- * an abort under way. strataGetLastError(comm) then says what; comm's next call fails too (where the
- * peers said why, with their notice). It neither communicates nor waits for the device, so any
- * thread may call it at any time, also while another thread's call waits on comm: a watchdog that
- * calls strataCommAbort when it sees an error. A peer's notice is heard by this rank's own waits (its
- * queued work, its next call), not here. Once a teardown has claimed comm it returns
- * strataInvalidArgument ("not a live communicator"), as every call does: stop polling then. */
+ * an abort under way, or (strataRemoteError) a peer's notice that its communicator failed or was
+ * aborted, or that it refused a call this rank made. strataGetLastError(comm) then says what;
+ * comm's next call fails too. It neither waits nor sends: any thread may call it at any time, also
+ * while another thread's call waits on comm (a watchdog that calls strataCommAbort when it sees an
+ * error). The peers' notices are read here (a nonblocking test, at most every 200 us while none
+ * came) only from a thread that may enter MPI beside another thread's call: any under
+ * MPI_THREAD_MULTIPLE, the main one under MPI_THREAD_SINGLE or MPI_THREAD_FUNNELED, none under
+ * MPI_THREAD_SERIALIZED; elsewhere this rank hears them in its own waits (its queued work, its next
+ * call). Once a teardown has claimed comm it returns strataInvalidArgument ("not a live
+ * communicator"), as every call does: stop polling then. */
 strataResult_t strataCommGetAsyncError(strataComm_t comm, strataResult_t* asyncError);
 /* The algorithm comm's last collective ran ("ring", "leader", "native", ...; "" before the first);
  * the string stays valid until comm's next collective or its destruction. */
