@@ -229,7 +229,8 @@ Status Executor::startStep(const Plan& plan, StepId id, const Bindings& bind, co
       return Status::Ok();
     }
     case StepKind::kCopy: {
-      Status st = ctx.compute->copy(bind.at(s.dst), bind.at(s.src), s.dst.count * elem);
+      Status st = copyInPieces(static_cast<char*>(bind.at(s.dst)), static_cast<const char*>(bind.at(s.src)),
+                               s.dst.count * elem, ctx.compute);
       if (!st.ok()) return st.withContext(plan.describe(id, bind.type));
       complete(plan, id);
       return Status::Ok();
@@ -243,6 +244,18 @@ Status Executor::startStep(const Plan& plan, StepId id, const Bindings& bind, co
     case StepKind::kNodeOp: return runNodeOp(plan, id, bind, ctx);
   }
   return makeStatus(strataInternalError, "step %u has an unknown kind", id);
+}
+
+Status Executor::copyInPieces(char* dst, const char* src, size_t bytes, ComputeBackend* compute) {
+  for (size_t done = 0;;) {
+    const size_t n = std::min(kProgressBytes, bytes - done);
+    STRATA_CHECK(compute->copy(dst + done, src + done, n));
+    done += n;
+    if (done >= bytes) return Status::Ok();
+    // Only while messages are in flight: their completions, and the messages they make ready
+    // (posted now; a local step they make ready waits its turn).
+    if (!requests_.empty()) STRATA_CHECK(progressMessages());
+  }
 }
 
 Status Executor::runNodeOp(const Plan& plan, StepId id, const Bindings& bind, const ExecContext& ctx) {

@@ -10,6 +10,11 @@
 //    deadlocked on 4 nodes of 2 when they were posted only after the op). Rank 0 receives, then
 //    sends what depends on the receive, and meanwhile waits in a node op that ends only when rank 1
 //    says its plan completed: rank 1's plan completes only if rank 0 sends from inside the op.
+// 3. A long host copy runs in pieces, and between them the executor moves its messages: a message
+//    that becomes ready while the copy runs is posted then, not after it (a pipelined broadcast's
+//    root copying its own buffer held its next block back for the whole copy). Rank 0 receives,
+//    then sends what depends on the receive, and meanwhile copies several pieces' worth; its
+//    copy's last piece ends only when rank 1 says it received the send.
 //
 // Run on 2 ranks (more ranks sit out).
 #include <gtest/gtest.h>
@@ -194,6 +199,92 @@ TEST(ExecutorOrder, AMessageThatBecomesReadyDuringANodeOpIsPosted) {
   const size_t got = rank == 0 ? 0 : kCount;
   for (size_t i = got; i < got + kCount; ++i) {
     ASSERT_EQ(recv[i], static_cast<float>(i + 1000 * (1 - rank))) << "element " << i;
+  }
+}
+
+// The host backend, except that a copy's first piece waits for rank 1's word that its message is
+// on its way (kSentTag), and the piece that ends at `end` for rank 1's acknowledgement that its
+// plan completed.
+constexpr int kSentTag = 8;
+class CopyUntilAck : public ComputeBackend {
+ public:
+  CopyUntilAck(MPI_Comm world, const char* end) : world_(world), end_(end) {}
+  MemorySpace space() const override { return hostComputeBackend().space(); }
+  Status reduce(void* dst, const void* const* srcs, int n, size_t count, DataType type, RedOp op) override {
+    return hostComputeBackend().reduce(dst, srcs, n, count, type, op);
+  }
+  Status copy(void* dst, const void* src, size_t bytes) override {
+    if (pieces++ == 0) {
+      int sent = 0;
+      MPI_Recv(&sent, 1, MPI_INT, 1, kSentTag, world_, MPI_STATUS_IGNORE);
+    }
+    if (static_cast<char*>(dst) + bytes == end_ && !waitForAck(world_, 20)) {
+      return makeStatus(strataTimeout, "rank 1 did not complete in 20 s: the send that became ready while the copy ran "
+                                       "was not posted between its pieces");
+    }
+    return hostComputeBackend().copy(dst, src, bytes);
+  }
+  Status divide(void* data, size_t count, DataType type, int divisor) override {
+    return hostComputeBackend().divide(data, count, type, divisor);
+  }
+  Status synchronize() override { return Status::Ok(); }
+  int pieces = 0;
+
+ private:
+  MPI_Comm world_;
+  const char* end_;
+};
+
+TEST(ExecutorOrder, AMessageThatBecomesReadyDuringALongCopyIsPosted) {
+  if (test::worldSize() < 2) GTEST_SKIP() << "needs two ranks";
+  const TwoRanks two;
+  if (!two.in) return;
+  const int rank = two.rank;
+  const MPI_Comm comm = two.comm, world = two.world;
+
+  constexpr size_t kCount = 64;  // the messages: 256 bytes, eager
+  const size_t copyCount = 8 * Executor::kProgressBytes / sizeof(float);  // eight pieces
+  std::vector<float> send(copyCount + 2 * kCount), recv(copyCount + 2 * kCount, 0.0f);
+  for (size_t i = 0; i < send.size(); ++i) send[i] = static_cast<float>(i % 100000 + 1000 * rank);
+  const Slice first{BufferId::kSend, 0, kCount}, firstOut{BufferId::kRecv, 0, kCount};
+  const Slice second{BufferId::kSend, kCount, kCount}, secondOut{BufferId::kRecv, kCount, kCount};
+  const Slice copied{BufferId::kSend, 2 * kCount, copyCount}, copiedOut{BufferId::kRecv, 2 * kCount, copyCount};
+  ExecContext ctx;
+  ctx.comm = comm;
+  ctx.wait.timeoutSeconds = 30;
+  if (rank == 1) {
+    // Its first message leaves before rank 0's copy starts (eager: it needs no help from rank 0),
+    // with the plan's tag for it (call 0's, as the executor moves it), and then its word on `world`.
+    MPI_Send(send.data(), kCount, MPI_FLOAT, 0, callTag(0, ctx.seq, ctx.tagUpperBound), comm);
+    const int sent = 1;
+    MPI_Send(&sent, 1, MPI_INT, 0, kSentTag, world);
+  }
+  Plan plan;
+  PlanBuilder b(&plan);
+  if (rank == 0) {
+    b.copy(copiedOut, copied);  // ready at the start, run after the receive is posted
+    const StepId got = b.recv(1, firstOut, 0);
+    b.send(1, second, 1, {got});  // ready once the receive completed: while the copy runs
+  } else {
+    b.recv(0, secondOut, 1);
+  }
+  b.finish();
+
+  Bindings bind;
+  bind.send = send.data();
+  bind.recv = recv.data();
+  CopyUntilAck backend(world, reinterpret_cast<const char*>(recv.data() + 2 * kCount + copyCount));
+  ctx.compute = rank == 0 ? static_cast<ComputeBackend*>(&backend) : &hostComputeBackend();
+  Executor exec;
+  const Status s = exec.run(plan, bind, ctx);
+  if (rank == 1 && s.ok()) acknowledge(world);
+  EXPECT_TRUE(s.ok()) << s.message();
+  if (rank == 0) {
+    EXPECT_EQ(backend.pieces, 8) << "the copy runs in pieces of Executor::kProgressBytes";
+    for (size_t i = 0; i < kCount; ++i) ASSERT_EQ(recv[i], send[i] + 1000) << "element " << i << " from rank 1";
+    EXPECT_EQ(std::memcmp(recv.data() + 2 * kCount, send.data() + 2 * kCount, copyCount * sizeof(float)), 0);
+  } else {
+    for (size_t i = kCount; i < 2 * kCount; ++i) ASSERT_EQ(recv[i], send[i] - 1000) << "element " << i << " from rank 0";
   }
 }
 
