@@ -74,37 +74,50 @@ bool waitForAck(MPI_Comm world, int seconds, const std::function<void()>& meanwh
   return done != 0;
 }
 
-// The host backend, except that a copy first waits for rank 1's acknowledgement on `world`.
-class CopyAfterAck : public ComputeBackend {
+// The host backend, whose copy a test replaces.
+class HostBackend : public ComputeBackend {
  public:
-  explicit CopyAfterAck(MPI_Comm world) : world_(world) {}
   MemorySpace space() const override { return hostComputeBackend().space(); }
   Status reduce(void* dst, const void* const* srcs, int n, size_t count, DataType type, RedOp op) override {
     return hostComputeBackend().reduce(dst, srcs, n, count, type, op);
   }
+  Status copy(void* dst, const void* src, size_t bytes) override { return hostComputeBackend().copy(dst, src, bytes); }
+  Status divide(void* data, size_t count, DataType type, int divisor) override {
+    return hostComputeBackend().divide(data, count, type, divisor);
+  }
+  Status synchronize() override { return Status::Ok(); }
+};
+
+// Every test runs on ranks 0 and 1 (TwoRanks); the others sit out.
+class ExecutorOrder : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (test::worldSize() < 2) GTEST_SKIP() << "needs two ranks";
+    if (!two.in) GTEST_SKIP() << "ranks from 2 on sit out";
+  }
+  const TwoRanks two;
+  const int rank = two.rank;
+  const MPI_Comm comm = two.comm, world = two.world;
+};
+
+// The host backend, except that a copy first waits for rank 1's acknowledgement on `world`.
+class CopyAfterAck : public HostBackend {
+ public:
+  explicit CopyAfterAck(MPI_Comm world) : world_(world) {}
   Status copy(void* dst, const void* src, size_t bytes) override {
     if (!waitForAck(world_, 20)) {
       return makeStatus(strataInternalError, "the copy ran before the ready send was posted (no acknowledgement in 20 s)");
     }
     acknowledged = true;
-    return hostComputeBackend().copy(dst, src, bytes);
+    return HostBackend::copy(dst, src, bytes);
   }
-  Status divide(void* data, size_t count, DataType type, int divisor) override {
-    return hostComputeBackend().divide(data, count, type, divisor);
-  }
-  Status synchronize() override { return Status::Ok(); }
   bool acknowledged = false;
 
  private:
   MPI_Comm world_;
 };
 
-TEST(ExecutorOrder, ReadyMessagesArePostedBeforeALocalStepRuns) {
-  if (test::worldSize() < 2) GTEST_SKIP() << "needs two ranks";
-  const TwoRanks two;
-  if (!two.in) return;
-  const int rank = two.rank;
-  const MPI_Comm comm = two.comm, world = two.world;
+TEST_F(ExecutorOrder, ReadyMessagesArePostedBeforeALocalStepRuns) {
 
   constexpr size_t kCount = 64;  // 256 bytes: an eager message, delivered without the sender's help
   std::vector<float> send(kCount), recv(kCount, 0.0f);
@@ -156,12 +169,7 @@ class NodeOpUntilAck : public NodeOpRunner {
   MPI_Comm world_;
 };
 
-TEST(ExecutorOrder, AMessageThatBecomesReadyDuringANodeOpIsPosted) {
-  if (test::worldSize() < 2) GTEST_SKIP() << "needs two ranks";
-  const TwoRanks two;
-  if (!two.in) return;
-  const int rank = two.rank;
-  const MPI_Comm comm = two.comm, world = two.world;
+TEST_F(ExecutorOrder, AMessageThatBecomesReadyDuringANodeOpIsPosted) {
 
   constexpr size_t kCount = 64;
   std::vector<float> send(2 * kCount), recv(2 * kCount, 0.0f);
@@ -206,13 +214,9 @@ TEST(ExecutorOrder, AMessageThatBecomesReadyDuringANodeOpIsPosted) {
 // on its way (kSentTag), and the piece that ends at `end` for rank 1's acknowledgement that its
 // plan completed.
 constexpr int kSentTag = 8;
-class CopyUntilAck : public ComputeBackend {
+class CopyUntilAck : public HostBackend {
  public:
   CopyUntilAck(MPI_Comm world, const char* end) : world_(world), end_(end) {}
-  MemorySpace space() const override { return hostComputeBackend().space(); }
-  Status reduce(void* dst, const void* const* srcs, int n, size_t count, DataType type, RedOp op) override {
-    return hostComputeBackend().reduce(dst, srcs, n, count, type, op);
-  }
   Status copy(void* dst, const void* src, size_t bytes) override {
     if (pieces++ == 0) {
       int sent = 0;
@@ -222,12 +226,8 @@ class CopyUntilAck : public ComputeBackend {
       return makeStatus(strataTimeout, "rank 1 did not complete in 20 s: the send that became ready while the copy ran "
                                        "was not posted between its pieces");
     }
-    return hostComputeBackend().copy(dst, src, bytes);
+    return HostBackend::copy(dst, src, bytes);
   }
-  Status divide(void* data, size_t count, DataType type, int divisor) override {
-    return hostComputeBackend().divide(data, count, type, divisor);
-  }
-  Status synchronize() override { return Status::Ok(); }
   int pieces = 0;
 
  private:
@@ -235,12 +235,7 @@ class CopyUntilAck : public ComputeBackend {
   const char* end_;
 };
 
-TEST(ExecutorOrder, AMessageThatBecomesReadyDuringALongCopyIsPosted) {
-  if (test::worldSize() < 2) GTEST_SKIP() << "needs two ranks";
-  const TwoRanks two;
-  if (!two.in) return;
-  const int rank = two.rank;
-  const MPI_Comm comm = two.comm, world = two.world;
+TEST_F(ExecutorOrder, AMessageThatBecomesReadyDuringALongCopyIsPosted) {
 
   constexpr size_t kCount = 64;  // the messages: 256 bytes, eager
   const size_t copyCount = 8 * Executor::kProgressBytes / sizeof(float);  // eight pieces
