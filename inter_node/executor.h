@@ -104,7 +104,7 @@ Status checkFoldedTags(const Plan& plan, int upperBound);
 // Reusable per-communicator state, so a call allocates nothing once warm.
 class Executor {
  public:
-  // A host copy's piece (inPieces): a few tens of microseconds of copying, against a test of the
+  // A host copy's piece (copyInPieces): a few tens of microseconds of copying, against a test of the
   // messages (one MPI_Testsome) between pieces.
   static constexpr size_t kProgressBytes = size_t{256} << 10;
 
@@ -143,9 +143,11 @@ class Executor {
   Status dispatchReady(const Plan& plan, StepId id, const Bindings& bind, const ExecContext& ctx, bool inNodeOp);
   // Completes the messages MPI finished (MPI_Waitsome when `block`); *moved: some did.
   Status testMessages(const Plan& plan, const Bindings& bind, const ExecContext& ctx, bool block, bool* moved);
-  // Called while a node op waits for its team: completes this rank's finished messages and posts
-  // the ones that became ready, so a peer that needs them can reach the op.
+  // Called while a node op waits for its team: progressMessages, so a peer that needs this rank's
+  // messages can reach the op.
   static void progressDuringNodeOp(void* self);
+  // Completes this rank's finished messages and posts the ones that became ready (a local step or
+  // node op they make ready waits its turn): inside a node op's wait, and between a copy's pieces.
   Status progressMessages();
   Status failPending(const Plan& plan, const Bindings& bind, const ExecContext& ctx, Status why);
 
@@ -179,7 +181,7 @@ class Executor {
   std::deque<TimedReduce> reduceTimes_;  // with a timeline: reductions not yet seen to finish
   StageTimeline* timeline_ = nullptr;
   std::vector<StepId> gated_;         // device-aware MPI steps waiting for their inputs
-  // The run in progress, for progressDuringNodeOp.
+  // The run in progress, for progressMessages.
   const Plan* plan_ = nullptr;
   const Bindings* bind_ = nullptr;
   Status progressError_;

@@ -215,27 +215,11 @@ bool onDevice(const void* p) {
 #endif
 }
 
-int finishServed(Call c, MPI_Comm comm, strataComm_t sc, strataResult_t rc, const void* probe) {
-#ifdef STRATA_HAVE_CUDA
-  // Device (or managed) buffers: the call was queued on the legacy default stream; MPI returns with
-  // the result in place.
-  if (rc == strataSuccess && onDevice(probe) && cudaStreamSynchronize(nullptr) != cudaSuccess) {
-    rc = strataUnhandledCudaError;
-  }
-#else
-  (void)probe;
-#endif
-  if (rc == strataSuccess) {
-    if (std::strcmp(strataCommLastAlgorithm(sc), "native") == 0) {
-      countPassed(c, "the model expects the MPI library's own collective to be faster");
-    } else {
-      state().counts[static_cast<int>(c)].served.fetch_add(1, std::memory_order_relaxed);
-    }
-    return MPI_SUCCESS;
-  }
-  return failServed(c, comm, errorClassOf(rc), std::string(strataGetErrorString(rc)) + ": " + strataGetLastError(sc));
-}
+namespace {
 
+// The MPI error class (MPI-3.1 8.4) of a Strata failure: strataInvalidArgument is MPI_ERR_ARG,
+// strataInternalError MPI_ERR_INTERN, every other failure (timeout, a peer's failure, ranks that
+// disagree, CUDA, the system) MPI_ERR_OTHER, whose message says which.
 int errorClassOf(strataResult_t rc) {
   switch (rc) {
     case strataSuccess: return MPI_SUCCESS;
@@ -244,8 +228,6 @@ int errorClassOf(strataResult_t rc) {
     default: return MPI_ERR_OTHER;
   }
 }
-
-namespace {
 
 // The face's error code in `errorClass`, its MPI_Error_string now `message`: one code per class,
 // added at the class's first failure, its string replaced at each (MPI lets a user code's string
@@ -269,6 +251,27 @@ int faceCode(int errorClass, const std::string& message) {
 }
 
 }  // namespace
+
+int finishServed(Call c, MPI_Comm comm, strataComm_t sc, strataResult_t rc, const void* probe) {
+#ifdef STRATA_HAVE_CUDA
+  // Device (or managed) buffers: the call was queued on the legacy default stream; MPI returns with
+  // the result in place.
+  if (rc == strataSuccess && onDevice(probe) && cudaStreamSynchronize(nullptr) != cudaSuccess) {
+    rc = strataUnhandledCudaError;
+  }
+#else
+  (void)probe;
+#endif
+  if (rc == strataSuccess) {
+    if (std::strcmp(strataCommLastAlgorithm(sc), "native") == 0) {
+      countPassed(c, "the model expects the MPI library's own collective to be faster");
+    } else {
+      state().counts[static_cast<int>(c)].served.fetch_add(1, std::memory_order_relaxed);
+    }
+    return MPI_SUCCESS;
+  }
+  return failServed(c, comm, errorClassOf(rc), std::string(strataGetErrorString(rc)) + ": " + strataGetLastError(sc));
+}
 
 int failServed(Call c, MPI_Comm comm, int errorClass, const std::string& what) {
   const std::string message = std::string("strata-mpi: MPI_") + callName(c) + ": " + what;

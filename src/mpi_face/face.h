@@ -60,10 +60,6 @@ void countPassed(Call c, const char* why);
 // Counts the call as served, waits for a device result, and turns a Strata error into what the
 // communicator's MPI error handler makes of it.
 int finishServed(Call c, MPI_Comm comm, strataComm_t sc, strataResult_t rc, const void* probe);
-// The MPI error class (MPI-3.1 8.4) of a Strata failure: strataInvalidArgument is MPI_ERR_ARG,
-// strataInternalError MPI_ERR_INTERN, every other failure (timeout, a peer's failure, ranks that
-// disagree, CUDA, the system) MPI_ERR_OTHER, whose message says which.
-int errorClassOf(strataResult_t rc);
 // A served call that failed, in Strata or outside it (packing, moving a result): the face's error
 // code of `errorClass`, whose MPI_Error_string is `what`, goes to the communicator's MPI error
 // handler.
