@@ -404,6 +404,48 @@ TEST(CudaSim, StreamOrderedAllocationWaitsForNoOtherStream) {
   cudaFreeHost(flag);
 }
 
+// A GPU's memory runs out: cudaMalloc and cudaMallocAsync past what is free fail with
+// cudaErrorMemoryAllocation, which is not sticky, and cudaMemGetInfo and the device's properties
+// say the capacity (CUDA_SIM_DEVICE_MEMORY). Filling the device whole runs where the capacity is
+// small enough to touch (ctest's cuda_sim_small_device: 64 MiB).
+TEST(CudaSim, DeviceMemoryRunsOut) {
+  size_t freeBytes = 0, total = 0;
+  ASSERT_EQ(cudaMemGetInfo(&freeBytes, &total), cudaSuccess);
+  cudaDeviceProp prop{};
+  ASSERT_EQ(cudaGetDeviceProperties(&prop, 0), cudaSuccess);
+  EXPECT_EQ(prop.totalGlobalMem, total);
+  ASSERT_LE(freeBytes, total);
+  void* p = nullptr;
+  EXPECT_EQ(cudaMalloc(&p, freeBytes + 1), cudaErrorMemoryAllocation);
+  EXPECT_EQ(p, nullptr);
+  EXPECT_EQ(cudaGetLastError(), cudaErrorMemoryAllocation);
+  EXPECT_EQ(cudaGetLastError(), cudaSuccess);  // not sticky
+  cudaStream_t s = nullptr;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), cudaSuccess);
+  EXPECT_EQ(cudaMallocAsync(&p, freeBytes + 1, s), cudaErrorMemoryAllocation);
+  cudaGetLastError();
+  ASSERT_EQ(cudaMalloc(&p, 4096), cudaSuccess);
+  size_t after = 0;
+  ASSERT_EQ(cudaMemGetInfo(&after, &total), cudaSuccess);
+  EXPECT_EQ(after, freeBytes - 4096);
+  ASSERT_EQ(cudaFree(p), cudaSuccess);
+  ASSERT_EQ(cudaMemGetInfo(&after, &total), cudaSuccess);
+  EXPECT_EQ(after, freeBytes);
+  if (total <= (size_t{1} << 30)) {
+    void* all = nullptr;
+    ASSERT_EQ(cudaMalloc(&all, freeBytes), cudaSuccess);
+    ASSERT_EQ(cudaMemGetInfo(&after, &total), cudaSuccess);
+    EXPECT_EQ(after, 0u);
+    EXPECT_EQ(cudaMallocAsync(&p, 1, s), cudaErrorMemoryAllocation);
+    cudaGetLastError();
+    ASSERT_EQ(cudaFreeAsync(all, s), cudaSuccess);  // released when it runs on its stream
+    ASSERT_EQ(cudaStreamSynchronize(s), cudaSuccess);
+    ASSERT_EQ(cudaMalloc(&p, freeBytes), cudaSuccess);
+    ASSERT_EQ(cudaFree(p), cudaSuccess);
+  }
+  cudaStreamDestroy(s);
+}
+
 // Lazy loading: a kernel's first use loads it and may wait for the device, so a first launch while
 // a stream is held by an unwritten wait-value is the same deadlock; a kernel loaded beforehand
 // (cudaFuncGetAttributes, as the library's preloadKernels does) launches without waiting.

@@ -60,6 +60,7 @@ const Options& options() {
     if (r.blockThreads < 1) r.blockThreads = 1;
     r.syncTimeout = envNumber("CUDA_SIM_SYNC_TIMEOUT", 300);
     r.hostCopyGBps = envNumber("CUDA_SIM_HOST_COPY_GBPS", 0);
+    r.deviceMemory = static_cast<size_t>(envNumber("CUDA_SIM_DEVICE_MEMORY", static_cast<double>(r.deviceMemory)));
     const char* loading = std::getenv("CUDA_MODULE_LOADING");
     r.lazyLoading = loading == nullptr || std::strcmp(loading, "EAGER") != 0;
     const double connections = envNumber("CUDA_DEVICE_MAX_CONNECTIONS", 0);

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cinttypes>
 #include <cstring>
@@ -118,14 +119,59 @@ bool findAllocation(const void* p, Allocation* out) {
   return true;
 }
 
+namespace {
+
+// Per device, the bytes this process's device allocations hold.
+std::mutex gUsedMutex;
+std::vector<size_t> gUsed;
+
+// Takes `bytes` of `device`'s memory; false where they would exceed its capacity.
+bool reserveDeviceMemory(int device, size_t bytes) {
+  std::lock_guard<std::mutex> lock(gUsedMutex);
+  if (gUsed.size() <= static_cast<size_t>(device)) gUsed.resize(static_cast<size_t>(device) + 1, 0);
+  size_t& used = gUsed[static_cast<size_t>(device)];
+  if (bytes > options().deviceMemory - std::min(used, options().deviceMemory)) return false;
+  used += bytes;
+  return true;
+}
+
+void releaseDeviceMemory(int device, size_t bytes) {
+  std::lock_guard<std::mutex> lock(gUsedMutex);
+  if (gUsed.size() > static_cast<size_t>(device)) gUsed[static_cast<size_t>(device)] -= bytes;
+}
+
+}  // namespace
+
+size_t deviceMemoryUsed(int device) {
+  std::lock_guard<std::mutex> lock(gUsedMutex);
+  return gUsed.size() > static_cast<size_t>(device) ? gUsed[static_cast<size_t>(device)] : 0;
+}
+
 cudaError_t allocateDevice(void** p, size_t bytes, bool implicitSync) {
   // The stream-ordered calls (no implicit synchronisation) allocate from the device's memory pool.
   const bool streamOrdered = !implicitSync;
+  const char* call = streamOrdered ? "cudaMallocAsync" : "cudaMalloc";
   *p = nullptr;
   if (bytes == 0) return cudaSuccess;
   if (implicitSync) {
-    if (const cudaError_t rc = synchronizeDevice(currentDevice(), "cudaMalloc", true); rc != cudaSuccess) return rc;
+    if (const cudaError_t rc = synchronizeDevice(currentDevice(), call, true); rc != cudaSuccess) return rc;
   }
+  const int device = currentDevice();
+  if (!reserveDeviceMemory(device, bytes)) {
+    const size_t used = deviceMemoryUsed(device);
+    return fail(cudaErrorMemoryAllocation, "%s of %zu bytes: device %d has %zu of its %zu bytes free (CUDA_SIM_DEVICE_MEMORY)",
+                call, bytes, device, options().deviceMemory - std::min(used, options().deviceMemory),
+                options().deviceMemory);
+  }
+  // Gives the reservation back on every failure below.
+  struct Reservation {
+    int device;
+    size_t bytes;
+    bool kept = false;
+    ~Reservation() {
+      if (!kept) releaseDeviceMemory(device, bytes);
+    }
+  } reservation{device, bytes};
   const int fd = memfd_create("strata-cuda-sim", MFD_CLOEXEC);
   if (fd < 0) return fail(cudaErrorMemoryAllocation, "memfd_create: %s", std::strerror(errno));
   const size_t fileBytes = kPage + roundUp(bytes, kPage);
@@ -150,6 +196,7 @@ cudaError_t allocateDevice(void** p, size_t bytes, bool implicitSync) {
   // Fresh device memory holds garbage on a GPU, not zeros: make reading it before writing visible.
   std::memset(a.backing, 0xA5, bytes);
   insert(a);
+  reservation.kept = true;
   *p = reinterpret_cast<void*>(a.base);
   return cudaSuccess;
 }
@@ -179,6 +226,7 @@ cudaError_t freeDevice(void* p, bool implicitSync) {
     }
   }
   if (!take(p, AllocKind::kDevice, &a)) return fail(cudaErrorInvalidValue, "cudaFree(%p): freed twice", p);
+  releaseDeviceMemory(a.home, a.size);
   unmapDeviceFile(a);
   close(a.fd);
   return cudaSuccess;

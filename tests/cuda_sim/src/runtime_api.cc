@@ -272,7 +272,7 @@ CUDA_SIM_EXPORT cudaError_t cudaGetDeviceProperties(cudaDeviceProp* p, int devic
   if (cudaError_t rc = checkDevice(device); rc != cudaSuccess) return rc;
   std::memset(p, 0, sizeof *p);
   std::snprintf(p->name, sizeof p->name, "Strata CUDA simulator (NVIDIA H100 80GB HBM3 model)");
-  p->totalGlobalMem = size_t{80} << 30;
+  p->totalGlobalMem = options().deviceMemory;
   p->sharedMemPerBlock = 48 * 1024;
   p->regsPerBlock = 65536;
   p->warpSize = 32;
@@ -338,8 +338,11 @@ CUDA_SIM_EXPORT cudaError_t cudaDeviceSynchronize(void) {
 }
 
 CUDA_SIM_EXPORT cudaError_t cudaMemGetInfo(size_t* freeBytes, size_t* total) {
-  *freeBytes = size_t{79} << 30;
-  *total = size_t{80} << 30;
+  CUDA_SIM_ENTRY();
+  if (freeBytes == nullptr || total == nullptr) return fail(cudaErrorInvalidValue, "cudaMemGetInfo: null");
+  const size_t used = deviceMemoryUsed(currentDevice());
+  *total = options().deviceMemory;
+  *freeBytes = *total > used ? *total - used : 0;
   return cudaSuccess;
 }
 

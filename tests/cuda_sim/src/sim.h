@@ -48,6 +48,10 @@ struct Options {
   // device (in creation order) feeding queue k mod N. Unset (0): streams independent (the driver's
   // mapping at its default of 8 is not specified).
   int connections = 0;
+  // CUDA_SIM_DEVICE_MEMORY: bytes of memory per GPU (an H100's 80 GiB). cudaMalloc and
+  // cudaMallocAsync fail with cudaErrorMemoryAllocation past it; each process counts only its own
+  // allocations (a GPU's memory is shared by every process using it: not modelled).
+  size_t deviceMemory = size_t{80} << 30;
 };
 const Options& options();
 
@@ -120,6 +124,9 @@ bool findAllocation(const void* p, Allocation* out);
 // stream-ordered calls (cudaMallocAsync, cudaFreeAsync's operation on its stream) wait for nothing.
 cudaError_t allocateDevice(void** p, size_t bytes, bool implicitSync = true);
 cudaError_t freeDevice(void* p, bool implicitSync = true);
+// The bytes of `device`'s memory this process holds (cudaMalloc, cudaMallocAsync), against
+// options().deviceMemory.
+size_t deviceMemoryUsed(int device);
 cudaError_t allocatePinned(void** p, size_t bytes, unsigned flags);
 cudaError_t allocateManaged(void** p, size_t bytes, unsigned flags);
 cudaError_t freePinned(void* p);
