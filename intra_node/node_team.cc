@@ -53,6 +53,7 @@ struct NodeTeam::Header {
   std::atomic<uint64_t> dataGeneration;  // published by member 0 when it grew the data segment
   std::atomic<uint64_t> dataSlotBytes;   // 0 with a new generation: member 0 could not grow it
   char dataName[112];
+  std::atomic<uint32_t> gone;  // 1 + a member that aborted (leaves without its teardown's meetings); 0: none
 };
 
 namespace {
@@ -233,8 +234,17 @@ Status NodeTeam::barrier(Clock::time_point deadline, const char* what) {
   WaitPolicy policy;
   policy.timeoutSeconds = std::chrono::duration<double>(deadline - Clock::now()).count();
   policy.spinSeconds = options_.spinSeconds;
-  return teamWait(policy, nullptr, [&] { return h->barrierSense.load(std::memory_order_acquire) == sense; },
-                  [&] { return strformat("the node barrier (%s): %d members", what, members_); });
+  // A member that aborted never arrives: waiting for it would last until the deadline.
+  auto gone = [h] { return h->gone.load(std::memory_order_acquire); };
+  STRATA_CHECK(teamWait(policy, nullptr,
+                        [&] { return h->barrierSense.load(std::memory_order_acquire) == sense || gone() != 0; },
+                        [&] { return strformat("the node barrier (%s): %d members", what, members_); }));
+  if (h->barrierSense.load(std::memory_order_acquire) == sense) return Status::Ok();
+  return makeStatus(strataRemoteError, "the node barrier (%s): node member %u aborted and will not arrive", what, gone() - 1);
+}
+
+void NodeTeam::markGone() {
+  static_cast<Header*>(control_.data())->gone.store(static_cast<uint32_t>(me_) + 1, std::memory_order_release);
 }
 
 Status NodeTeam::exchange(const void* mine, size_t bytes, void* all, double timeoutSeconds) {

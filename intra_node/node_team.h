@@ -64,8 +64,12 @@ class NodeTeam final : public NodeOpRunner {
                        std::unique_ptr<NodeTeam>* out);
 
   Status run(const NodeOpCall& call) override;
-  // Sense-reversing barrier over the shared control segment, bounded by `deadline`.
+  // Sense-reversing barrier over the shared control segment, bounded by `deadline`; it ends at once
+  // (strataRemoteError) where a member has aborted (markGone), which would never arrive.
   Status barrier(std::chrono::steady_clock::time_point deadline, const char* what);
+  // This member aborted: it leaves without meeting the others again (its teardown skips the
+  // barriers theirs hold), so their barriers stop waiting for it.
+  void markGone();
 
   // Every member's `bytes` (at most kMailboxBytes) from `mine`, in member order into `all`, through
   // the control segment. Collective over the team, bounded by `timeoutSeconds`.

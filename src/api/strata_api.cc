@@ -86,6 +86,7 @@ strataResult_t strataCommAbort(strataComm_t comm) {
     return strata::api::finish(comm, "strataCommAbort", s);
   }
   strata::tellPeersOfAbort(comm);
+  if (comm->nodeTeam != nullptr) comm->nodeTeam->markGone();
   return strata::api::finish(nullptr, "strataCommAbort", strata::destroyComm(comm));
 }
 

@@ -237,6 +237,23 @@ TEST(NodeTeam, AKilledMemberLeavesNothingAndTheOthersTimeOutNamingIt) {
   munmap(report, 4096);
 }
 
+// A member that aborted leaves without meeting the others again (strataCommAbort): the barrier the
+// others hold (a teardown's) ends at once, naming it, instead of at its deadline with a timeout.
+TEST(NodeTeam, ABarrierEndsAtOnceWhenAMemberAborted) {
+  const std::vector<int> st = runTeam(3, [&](NodeTeam& team, int me) {
+    const auto minute = [] { return std::chrono::steady_clock::now() + std::chrono::seconds(60); };
+    if (!team.barrier(minute(), "before").ok()) return 1;  // every member there once
+    if (me == 2) {
+      team.markGone();
+      return 0;
+    }
+    // At its deadline it would end with strataTimeout instead.
+    const Status s = team.barrier(minute(), "teardown");
+    return s.code() == strataRemoteError && s.message().find("node member 2 aborted") != std::string::npos ? 0 : 2;
+  });
+  for (int k = 0; k < 3; ++k) EXPECT_EQ(st[static_cast<size_t>(k)], 0) << "member " << k;
+}
+
 // A broadcast's root only writes: the op is over for it once its pieces are in its slot, and what
 // its kind of store costs shows in its reader's time. The root's figures for both kinds must be
 // the team's time from the last start, here at least 30 ms: the root starts 50 ms after the reader,
