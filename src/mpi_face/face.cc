@@ -34,6 +34,7 @@ struct State {
   Counts counts[kNumCalls];
   std::mutex mutex;                 // creation of keyvals and communicators
   std::vector<MPI_Comm> withComm;   // MPI communicators holding a Strata communicator, in creation order
+  std::vector<strataComm_t> aborted;  // aborted by refuseServed, not yet replaced by kAborted
   std::atomic<bool> finalizing{false};  // MPI_Finalize has destroyed them (deleteSelf)
   State() {
     const char* list = std::getenv("STRATA_MPI_COLLECTIVES");
@@ -75,15 +76,24 @@ void printCounts() {
   }
 }
 
+// What an MPI communicator's attribute holds once refuseServed aborted its Strata communicator: its
+// calls fail from then on, on this rank as on the peers (passed to MPI, they would wait there for
+// peers whose Strata calls fail). Never a live communicator.
+char gAbortedMarker;
+strataComm_t abortedComm() { return reinterpret_cast<strataComm_t>(&gAbortedMarker); }
+
 // Attribute callbacks run inside the MPI library: Strata's MPI calls go straight to it.
 int deleteComm(MPI_Comm comm, int, void* value, void*) {
   Guard guard;
+  bool destroyed = value == nullptr || value == abortedComm();
   {
     State& s = state();
     std::lock_guard<std::mutex> lock(s.mutex);
     s.withComm.erase(std::remove(s.withComm.begin(), s.withComm.end(), comm), s.withComm.end());
+    const auto it = std::find(s.aborted.begin(), s.aborted.end(), static_cast<strataComm_t>(value));
+    if (!destroyed && it != s.aborted.end()) s.aborted.erase(it), destroyed = true;  // the abort freed it
   }
-  if (value != nullptr) strataCommDestroy(static_cast<strataComm_t>(value));
+  if (!destroyed) strataCommDestroy(static_cast<strataComm_t>(value));
   return MPI_SUCCESS;
 }
 
@@ -253,11 +263,18 @@ int faceCode(int errorClass, const std::string& message) {
 }  // namespace
 
 int finishServed(Call c, MPI_Comm comm, strataComm_t sc, strataResult_t rc, const void* probe) {
+  if (sc == abortedComm()) {
+    return failServed(c, comm, MPI_ERR_OTHER, "the communicator's Strata communicator was aborted after an earlier call failed on this rank");
+  }
 #ifdef STRATA_HAVE_CUDA
   // Device (or managed) buffers: the call was queued on the legacy default stream; MPI returns with
   // the result in place.
-  if (rc == strataSuccess && onDevice(probe) && cudaStreamSynchronize(nullptr) != cudaSuccess) {
-    rc = strataUnhandledCudaError;
+  if (rc == strataSuccess && onDevice(probe)) {
+    // Queued device work that fails (on the progress thread) leaves the stream complete: its error
+    // is the communicator's asynchronous one, which MPI's return must carry.
+    strataResult_t async = strataSuccess;
+    if (cudaStreamSynchronize(nullptr) != cudaSuccess) rc = strataUnhandledCudaError;
+    else if (strataCommGetAsyncError(sc, &async) == strataSuccess && async != strataSuccess) rc = async;
   }
 #else
   (void)probe;
@@ -287,6 +304,21 @@ int failServed(Call c, MPI_Comm comm, int errorClass, const std::string& what) {
   }
   if (!returns) PMPI_Comm_call_errhandler(comm, code);
   return code;
+}
+
+int refuseServed(Call c, MPI_Comm comm, strataComm_t sc, int errorClass, const std::string& what) {
+  Guard guard;  // the abort's notices are Strata's own MPI calls
+  int size = 1;
+  if (sc != abortedComm() && strataCommCount(sc, &size) == strataSuccess && size > 1) {
+    State& s = state();
+    {
+      std::lock_guard<std::mutex> lock(s.mutex);
+      s.aborted.push_back(sc);
+    }
+    strataCommAbort(sc);
+    PMPI_Comm_set_attr(comm, s.commKey, abortedComm());  // deletes the old value: deleteComm finds it aborted
+  }
+  return failServed(c, comm, errorClass, what + " (this rank took no part in the call and aborted the communicator)");
 }
 
 }  // namespace strata::mpi_face

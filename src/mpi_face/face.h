@@ -64,5 +64,12 @@ int finishServed(Call c, MPI_Comm comm, strataComm_t sc, strataResult_t rc, cons
 // code of `errorClass`, whose MPI_Error_string is `what`, goes to the communicator's MPI error
 // handler.
 int failServed(Call c, MPI_Comm comm, int errorClass, const std::string& what);
+// A rank that cannot take its part in a call its peers make through Strata (no memory for its
+// staging or scratch, a failed pack or copy before the call): it aborts `sc` (where it has peers),
+// which tells them, so their part of the call fails at once (strataRemoteError) instead of waiting
+// for it until the communicator's bound; its own error goes to the handler as failServed's. The
+// communicator fails on every rank, as after any failed collective. Under MPI_THREAD_SERIALIZED on
+// a thread other than the main one the abort tells no peer (strataCommAbort's rule).
+int refuseServed(Call c, MPI_Comm comm, strataComm_t sc, int errorClass, const std::string& what);
 
 }  // namespace strata::mpi_face

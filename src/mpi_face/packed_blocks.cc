@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <new>
 
 #include "src/mpi_face/face.h"
 #include "src/mpi_face/mpi_types.h"
@@ -26,6 +27,17 @@ bool PackedBlocks::fail(int errorClass, std::string message) {
 
 int failPacking(Call c, MPI_Comm comm, const PackedBlocks& blocks) {
   return failServed(c, comm, blocks.errorClass(), blocks.error());
+}
+
+int refusePacking(Call c, MPI_Comm comm, strataComm_t sc, const PackedBlocks& blocks) {
+  return refuseServed(c, comm, sc, blocks.errorClass(), blocks.error());
+}
+
+const PackedBlocks* lackingResources(std::initializer_list<const PackedBlocks*> blocks) {
+  for (const PackedBlocks* b : blocks) {
+    if (b->lacksResources()) return b;
+  }
+  return nullptr;
 }
 
 bool PackedBlocks::describe(const void* base, size_t blocks, int64_t count, MPI_Datatype type) {
@@ -96,7 +108,11 @@ bool PackedBlocks::stage(const Layout& l) {
   size_t total = 0;
   for (size_t i = 0; i < blocks_; ++i) total += bytes(i);
   device_ = onDevice(base_);  // managed memory too: staged as Strata will read it, on the device
-  hostPacked_.resize(std::max<size_t>(total, 1));
+  try {
+    hostPacked_.resize(std::max<size_t>(total, 1));
+  } catch (const std::bad_alloc&) {
+    return fail(MPI_ERR_NO_MEM, "no host memory for the staging of a non-contiguous datatype");
+  }
   if (!device_) {
     data_ = hostPacked_.data();
     return true;
@@ -127,7 +143,11 @@ bool PackedBlocks::stage(const Layout& l) {
 
 bool PackedBlocks::stageSpan(bool fromDevice) {
 #ifdef STRATA_HAVE_CUDA
-  hostSpan_.resize(static_cast<size_t>(std::max<MPI_Aint>(spanEnd_ - spanBegin_, 1)));
+  try {
+    hostSpan_.resize(static_cast<size_t>(std::max<MPI_Aint>(spanEnd_ - spanBegin_, 1)));
+  } catch (const std::bad_alloc&) {
+    return fail(MPI_ERR_NO_MEM, "no host memory for a non-contiguous datatype's span");
+  }
   if (fromDevice && spanEnd_ > spanBegin_ &&
       cudaMemcpy(hostSpan_.data(), base_ + spanBegin_, static_cast<size_t>(spanEnd_ - spanBegin_),
                  cudaMemcpyDeviceToHost) != cudaSuccess) {

@@ -15,6 +15,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -56,6 +57,9 @@ class PackedBlocks {
   // Why packing or unpacking failed, and the MPI error class that failure belongs to.
   const std::string& error() const { return error_; }
   int errorClass() const { return errorClass_; }
+  // Whether it failed for want of this rank's resources (memory, CUDA, MPI_Pack), not for its
+  // arguments (an invalid datatype, an element over 2 GiB: the MPI library is handed those).
+  bool lacksResources() const { return errorClass_ != MPI_SUCCESS && errorClass_ != MPI_ERR_TYPE; }
 
  private:
   bool fail(int errorClass, std::string message);
@@ -90,8 +94,12 @@ class PackedBlocks {
   int errorClass_ = MPI_SUCCESS;
 };
 
-// A served call whose packing or unpacking failed: its error goes to the communicator's handler
+// A served call whose unpacking failed after it: its error goes to the communicator's handler
 // (failServed, src/mpi_face/face.h).
 int failPacking(Call c, MPI_Comm comm, const PackedBlocks& blocks);
+// Blocks this rank could not stage or pack before the call: it takes no part in it (refuseServed).
+int refusePacking(Call c, MPI_Comm comm, strataComm_t sc, const PackedBlocks& blocks);
+// The first of `blocks` that lacks resources (PackedBlocks::lacksResources), or null.
+const PackedBlocks* lackingResources(std::initializer_list<const PackedBlocks*> blocks);
 
 }  // namespace strata::mpi_face

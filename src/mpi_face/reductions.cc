@@ -6,6 +6,7 @@
 #include <strata/strata.h>
 
 #include <cstring>
+#include <new>
 #include <vector>
 
 #include "src/mpi_face/mpi_types.h"
@@ -57,7 +58,11 @@ class ScratchLike {
 #else
     (void)like;
 #endif
-    host_.resize(bytes == 0 ? 1 : bytes);
+    try {
+      host_.resize(bytes == 0 ? 1 : bytes);
+    } catch (const std::bad_alloc&) {
+      failed_ = true;
+    }
   }
   ~ScratchLike() {
 #ifdef STRATA_HAVE_CUDA
@@ -93,7 +98,7 @@ bool copyBytes(void* dst, const void* src, size_t bytes) {
 template <typename Reduce>
 int reducedToFront(Call c, MPI_Comm comm, strataComm_t sc, void* rbuf, size_t bytes, Reduce reduce) {
   ScratchLike result(rbuf, bytes);
-  if (!result.ok()) return failServed(c, comm, MPI_ERR_NO_MEM, "no scratch for the in-place result");
+  if (!result.ok()) return refuseServed(c, comm, sc, MPI_ERR_NO_MEM, "no scratch for the in-place result");
   const int rc = finishServed(c, comm, sc, reduce(result.data()), rbuf);
   if (rc != MPI_SUCCESS || copyBytes(rbuf, result.data(), bytes)) return rc;
   return failServed(c, comm, MPI_ERR_OTHER, "copying the in-place result to the front of the receive buffer failed");

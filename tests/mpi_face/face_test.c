@@ -639,6 +639,70 @@ static void deviceBuffers(MPI_Comm comm, int n) {
   free(h);
   free(g);
 }
+
+/* A rank whose device is full cannot stage its strided blocks: it takes no part in the allgather and
+ * aborts the communicator, so its peers' part fails at once, naming the abort (waiting for it they
+ * would time out only at Strata's bound), and every later call on the communicator fails on every
+ * rank. Where the device's memory is small enough to fill: the simulator's CUDA_SIM_DEVICE_MEMORY. */
+static void deviceStagingRunsOut(MPI_Comm parent) {
+  const char* preload = getenv("LD_PRELOAD");
+  const char* native = getenv("STRATA_MPI_NATIVE");
+  int p, me;
+  MPI_Comm_size(parent, &p);
+  MPI_Comm_rank(parent, &me);
+  if (p < 2 || getenv("CUDA_SIM_DEVICE_MEMORY") == NULL || preload == NULL || strstr(preload, "strata_mpi") == NULL ||
+      native == NULL || strcmp(native, "0") != 0) {
+    return;
+  }
+  MPI_Comm comm;
+  MPI_Comm_dup(parent, &comm);
+  MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+  const int n = 64, victim = p - 1;
+  MPI_Datatype vec, strided;  /* n ints, every other one; one element per rank, 2n ints apart */
+  MPI_Type_vector(n, 1, 2, MPI_INT, &vec);
+  MPI_Type_create_resized(vec, 0, (MPI_Aint)(2 * n * sizeof(int)), &strided);
+  MPI_Type_commit(&strided);
+  int* h = malloc(sizeof(int) * 2 * (size_t)n * (size_t)p);
+  for (int i = 0; i < n; ++i) h[i] = (int)value(me, i);
+  int* send = deviceCopy(h, (size_t)n);
+  int* recv = NULL;
+  CUDA_OK(cudaMalloc((void**)&recv, sizeof(int) * 2 * (size_t)n * (size_t)p));
+  /* First with room: the communicator and its device resources exist before the device fills. */
+  CHECK(MPI_Allgather(send, n, MPI_INT, recv, 1, strided, comm) == MPI_SUCCESS, "strided device allgather");
+  hostCopy(h, recv, 2 * (size_t)n * (size_t)p);
+  for (int r = 0; r < p; ++r) {
+    for (int i = 0; i < n; ++i) CHECK(h[2 * n * r + 2 * i] == value(r, i), "strided device allgather r=%d i=%d", r, i);
+  }
+  void* filler = NULL;
+  if (me == victim) {
+    size_t freeBytes = 0, total = 0;
+    CUDA_OK(cudaMemGetInfo(&freeBytes, &total));
+    CUDA_OK(cudaMalloc(&filler, freeBytes));
+  }
+  const int rc = MPI_Allgather(send, n, MPI_INT, recv, 1, strided, comm);
+  int cls = MPI_SUCCESS, len = 0;
+  char text[MPI_MAX_ERROR_STRING] = "";
+  if (rc != MPI_SUCCESS) {
+    MPI_Error_class(rc, &cls);
+    MPI_Error_string(rc, text, &len);
+  }
+  if (me == victim) {
+    CHECK(cls == MPI_ERR_NO_MEM && strstr(text, "cudaMalloc") != NULL && strstr(text, "aborted") != NULL,
+          "the rank whose device is full: code %d of class %d, '%s'", rc, cls, text);
+    CUDA_OK(cudaFree(filler));
+  } else {
+    /* Strata's error for a peer's notice (the rest, which names the abort, may pass MPI_MAX_ERROR_STRING) */
+    CHECK(cls == MPI_ERR_OTHER && strstr(text, "remote process") != NULL && strstr(text, "timed out") == NULL,
+          "a peer of the rank whose device is full: code %d of class %d, '%s'", rc, cls, text);
+  }
+  CHECK(MPI_Barrier(comm) != MPI_SUCCESS, "a barrier on the communicator after the abort succeeded");
+  cudaFree(send);
+  cudaFree(recv);
+  free(h);
+  MPI_Type_free(&strided);
+  MPI_Type_free(&vec);
+  MPI_Comm_free(&comm);
+}
 #endif
 
 /* A collective in an MPI_COMM_SELF attribute's delete callback, set before any collective: MPI_Finalize
@@ -689,6 +753,9 @@ int main(int argc, char** argv) {
   /* On a duplicate of MPI_COMM_WORLD, whose size the node shapes under test fit (a split's may not:
    * its calls then go to MPI, which must not get the erroneous ones). */
   strataErrorsReachTheHandler(MPI_COMM_WORLD);
+#ifdef FACE_TEST_DEVICE
+  deviceStagingRunsOut(MPI_COMM_WORLD);
+#endif
   /* A communicator created and freed again and again: nothing leaks, each gets its own. */
   for (int i = 0; i < 20; ++i) {
     MPI_Comm c;
