@@ -476,15 +476,20 @@ static void recordCode(MPI_Comm* comm, int* code, ...) {
   handledCode = *code;
 }
 
-static void strataErrorsReachTheHandler(MPI_Comm parent) {
+/* Whether the face is preloaded and serves every call with Strata's own algorithms
+ * (STRATA_MPI_NATIVE=0), on a communicator of `p` ranks with peers: the checks of errors only
+ * Strata makes. */
+static int strataServesWithPeers(int p) {
   const char* preload = getenv("LD_PRELOAD");
   const char* native = getenv("STRATA_MPI_NATIVE");
+  return p >= 2 && preload != NULL && strstr(preload, "strata_mpi") != NULL && native != NULL && strcmp(native, "0") == 0;
+}
+
+static void strataErrorsReachTheHandler(MPI_Comm parent) {
   int p, me;
   MPI_Comm_size(parent, &p);
   MPI_Comm_rank(parent, &me);
-  if (p < 2 || preload == NULL || strstr(preload, "strata_mpi") == NULL || native == NULL || strcmp(native, "0") != 0) {
-    return;
-  }
+  if (!strataServesWithPeers(p)) return;
   MPI_Comm comm;
   MPI_Comm_dup(parent, &comm);
   MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
@@ -645,15 +650,10 @@ static void deviceBuffers(MPI_Comm comm, int n) {
  * would time out only at Strata's bound), and every later call on the communicator fails on every
  * rank. Where the device's memory is small enough to fill: the simulator's CUDA_SIM_DEVICE_MEMORY. */
 static void deviceStagingRunsOut(MPI_Comm parent) {
-  const char* preload = getenv("LD_PRELOAD");
-  const char* native = getenv("STRATA_MPI_NATIVE");
   int p, me;
   MPI_Comm_size(parent, &p);
   MPI_Comm_rank(parent, &me);
-  if (p < 2 || getenv("CUDA_SIM_DEVICE_MEMORY") == NULL || preload == NULL || strstr(preload, "strata_mpi") == NULL ||
-      native == NULL || strcmp(native, "0") != 0) {
-    return;
-  }
+  if (!strataServesWithPeers(p) || getenv("CUDA_SIM_DEVICE_MEMORY") == NULL) return;
   MPI_Comm comm;
   MPI_Comm_dup(parent, &comm);
   MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
