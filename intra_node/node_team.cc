@@ -224,6 +224,13 @@ char* NodeTeam::slot(int member, uint64_t round) const {
 
 Status NodeTeam::barrier(Clock::time_point deadline, const char* what) {
   auto* h = static_cast<Header*>(control_.data());
+  // A member that aborted never arrives: waiting for it would last until the deadline.
+  auto gone = [h] { return h->gone.load(std::memory_order_acquire); };
+  if (!barrierBroken_.ok()) return barrierBroken_;
+  if (gone() != 0) {
+    barrierBroken_ = makeStatus(strataRemoteError, "the node barrier (%s): node member %u aborted and will not arrive", what, gone() - 1);
+    return barrierBroken_;
+  }
   barrierSense_ ^= 1u;
   const uint32_t sense = barrierSense_;
   if (h->barrierCount.fetch_add(1, std::memory_order_acq_rel) + 1 == static_cast<uint32_t>(members_)) {
@@ -234,13 +241,14 @@ Status NodeTeam::barrier(Clock::time_point deadline, const char* what) {
   WaitPolicy policy;
   policy.timeoutSeconds = std::chrono::duration<double>(deadline - Clock::now()).count();
   policy.spinSeconds = options_.spinSeconds;
-  // A member that aborted never arrives: waiting for it would last until the deadline.
-  auto gone = [h] { return h->gone.load(std::memory_order_acquire); };
-  STRATA_CHECK(teamWait(policy, nullptr,
-                        [&] { return h->barrierSense.load(std::memory_order_acquire) == sense || gone() != 0; },
-                        [&] { return strformat("the node barrier (%s): %d members", what, members_); }));
-  if (h->barrierSense.load(std::memory_order_acquire) == sense) return Status::Ok();
-  return makeStatus(strataRemoteError, "the node barrier (%s): node member %u aborted and will not arrive", what, gone() - 1);
+  const Status waited = teamWait(policy, nullptr,
+                                 [&] { return h->barrierSense.load(std::memory_order_acquire) == sense || gone() != 0; },
+                                 [&] { return strformat("the node barrier (%s): %d members", what, members_); });
+  if (waited.ok() && h->barrierSense.load(std::memory_order_acquire) == sense) return Status::Ok();
+  barrierBroken_ = waited.ok() ? makeStatus(strataRemoteError, "the node barrier (%s): node member %u aborted and will not arrive",
+                                            what, gone() - 1)
+                               : waited;
+  return barrierBroken_;
 }
 
 void NodeTeam::markGone() {

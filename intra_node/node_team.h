@@ -107,6 +107,9 @@ class NodeTeam final : public NodeOpRunner {
   uint64_t round_ = 0;  // rounds this team has run; the same on every member between node ops
   uint64_t ops_ = 0;    // node ops this team has run; likewise
   uint32_t barrierSense_ = 0;
+  // A barrier failed (a member gone, or the deadline passed): the team's count and sense no longer
+  // match this member's, so every later barrier fails too, with this.
+  Status barrierBroken_;
   // Reused between calls, so a node op allocates nothing once warm.
   std::vector<std::vector<size_t>> partOffset_;
   std::vector<const void*> srcs_;
