@@ -34,7 +34,7 @@ struct State {
   Counts counts[kNumCalls];
   std::mutex mutex;                 // creation of keyvals and communicators
   std::vector<MPI_Comm> withComm;   // MPI communicators holding a Strata communicator, in creation order
-  std::vector<strataComm_t> aborted;  // aborted by refuseServed, not yet replaced by kAborted
+  std::vector<strataComm_t> aborted;  // aborted by refuseServed, until its attribute holds abortedComm()
   std::atomic<bool> finalizing{false};  // MPI_Finalize has destroyed them (deleteSelf)
   State() {
     const char* list = std::getenv("STRATA_MPI_COLLECTIVES");
@@ -271,7 +271,9 @@ int finishServed(Call c, MPI_Comm comm, strataComm_t sc, strataResult_t rc, cons
   // the result in place.
   if (rc == strataSuccess && onDevice(probe)) {
     // Queued device work that fails (on the progress thread) leaves the stream complete: its error
-    // is the communicator's asynchronous one, which MPI's return must carry.
+    // is the communicator's asynchronous one, which MPI's return must carry. (It may also be a
+    // peer's notice of a failure in the next call, heard before this one returns: the call then
+    // reports it a call early.)
     strataResult_t async = strataSuccess;
     if (cudaStreamSynchronize(nullptr) != cudaSuccess) rc = strataUnhandledCudaError;
     else if (strataCommGetAsyncError(sc, &async) == strataSuccess && async != strataSuccess) rc = async;
@@ -309,16 +311,23 @@ int failServed(Call c, MPI_Comm comm, int errorClass, const std::string& what) {
 int refuseServed(Call c, MPI_Comm comm, strataComm_t sc, int errorClass, const std::string& what) {
   Guard guard;  // the abort's notices are Strata's own MPI calls
   int size = 1;
+  bool aborted = false;
   if (sc != abortedComm() && strataCommCount(sc, &size) == strataSuccess && size > 1) {
     State& s = state();
     {
       std::lock_guard<std::mutex> lock(s.mutex);
       s.aborted.push_back(sc);
     }
-    strataCommAbort(sc);
-    PMPI_Comm_set_attr(comm, s.commKey, abortedComm());  // deletes the old value: deleteComm finds it aborted
+    aborted = strataCommAbort(sc) == strataSuccess;
+    if (aborted) {
+      PMPI_Comm_set_attr(comm, s.commKey, abortedComm());  // deletes the old value: deleteComm finds it aborted
+    } else {  // still live (another thread's call held it past the bound): destroyed with its MPI communicator
+      std::lock_guard<std::mutex> lock(s.mutex);
+      s.aborted.erase(std::remove(s.aborted.begin(), s.aborted.end(), sc), s.aborted.end());
+    }
   }
-  return failServed(c, comm, errorClass, what + " (this rank took no part in the call and aborted the communicator)");
+  return failServed(c, comm, errorClass,
+                    what + (aborted ? " (this rank took no part in the call and aborted the communicator)" : ""));
 }
 
 }  // namespace strata::mpi_face
