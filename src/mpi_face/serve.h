@@ -6,7 +6,10 @@
 // collective, the communicator, the root, a reduction's datatype, count and op), and the Strata
 // communicator is created before any check of arguments that may differ between ranks. An argument
 // that only some ranks get wrong (an erroneous program) goes to the MPI library on those ranks,
-// which reports it; their peers' Strata call then ends with Strata's timeout, naming the rank.
+// which reports it; their peers' Strata call then ends with Strata's timeout, naming the rank. A rank
+// that lacks the resources to take its part (memory for its staging or scratch, a pack or copy that
+// failed) aborts the Strata communicator instead, so its peers' call fails at once (refuseServed,
+// src/mpi_face/face.h).
 #pragma once
 
 #include <mpi.h>
