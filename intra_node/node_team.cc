@@ -226,11 +226,11 @@ Status NodeTeam::barrier(Clock::time_point deadline, const char* what) {
   auto* h = static_cast<Header*>(control_.data());
   // A member that aborted never arrives: waiting for it would last until the deadline.
   auto gone = [h] { return h->gone.load(std::memory_order_acquire); };
+  auto goneStatus = [&] {
+    return makeStatus(strataRemoteError, "the node barrier (%s): node member %u aborted and will not arrive", what, gone() - 1);
+  };
   if (!barrierBroken_.ok()) return barrierBroken_;
-  if (gone() != 0) {
-    barrierBroken_ = makeStatus(strataRemoteError, "the node barrier (%s): node member %u aborted and will not arrive", what, gone() - 1);
-    return barrierBroken_;
-  }
+  if (gone() != 0) return barrierBroken_ = goneStatus();
   barrierSense_ ^= 1u;
   const uint32_t sense = barrierSense_;
   if (h->barrierCount.fetch_add(1, std::memory_order_acq_rel) + 1 == static_cast<uint32_t>(members_)) {
@@ -245,10 +245,7 @@ Status NodeTeam::barrier(Clock::time_point deadline, const char* what) {
                                  [&] { return h->barrierSense.load(std::memory_order_acquire) == sense || gone() != 0; },
                                  [&] { return strformat("the node barrier (%s): %d members", what, members_); });
   if (waited.ok() && h->barrierSense.load(std::memory_order_acquire) == sense) return Status::Ok();
-  barrierBroken_ = waited.ok() ? makeStatus(strataRemoteError, "the node barrier (%s): node member %u aborted and will not arrive",
-                                            what, gone() - 1)
-                               : waited;
-  return barrierBroken_;
+  return barrierBroken_ = waited.ok() ? goneStatus() : waited;
 }
 
 void NodeTeam::markGone() {

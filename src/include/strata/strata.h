@@ -106,9 +106,9 @@ typedef struct {
  * an error, and tells the peers without waiting for them (small messages, from a thread that may
  * enter MPI: any under MPI_THREAD_MULTIPLE, else the main one), whose calls waiting for this rank,
  * or their next, then end with strataRemoteError; their strataCommDestroy does not wait for it
- * (the node's peers see it leave at once through their shared memory). One teardown frees comm: a call that finds it
- * being torn down is refused (an abort then returns success: it is going). One collective at a
- * time per communicator. */
+ * (the node's peers see it leave at once through their shared memory). One teardown frees comm: a
+ * call that finds it being torn down is refused (an abort then returns success: it is going). One
+ * collective at a time per communicator. */
 strataResult_t strataCommInitMpi(strataComm_t* comm, MPI_Comm mpiComm, const strataConfig_t* config /* NULL: defaults */);
 strataResult_t strataCommDestroy(strataComm_t comm);
 strataResult_t strataCommAbort(strataComm_t comm);

@@ -125,12 +125,14 @@ namespace {
 std::mutex gUsedMutex;
 std::vector<size_t> gUsed;
 
+size_t freeBeside(size_t used) { return options().deviceMemory - std::min(used, options().deviceMemory); }
+
 // Takes `bytes` of `device`'s memory; false where they would exceed its capacity.
 bool reserveDeviceMemory(int device, size_t bytes) {
   std::lock_guard<std::mutex> lock(gUsedMutex);
   if (gUsed.size() <= static_cast<size_t>(device)) gUsed.resize(static_cast<size_t>(device) + 1, 0);
   size_t& used = gUsed[static_cast<size_t>(device)];
-  if (bytes > options().deviceMemory - std::min(used, options().deviceMemory)) return false;
+  if (bytes > freeBeside(used)) return false;
   used += bytes;
   return true;
 }
@@ -142,9 +144,9 @@ void releaseDeviceMemory(int device, size_t bytes) {
 
 }  // namespace
 
-size_t deviceMemoryUsed(int device) {
+size_t deviceMemoryFree(int device) {
   std::lock_guard<std::mutex> lock(gUsedMutex);
-  return gUsed.size() > static_cast<size_t>(device) ? gUsed[static_cast<size_t>(device)] : 0;
+  return freeBeside(gUsed.size() > static_cast<size_t>(device) ? gUsed[static_cast<size_t>(device)] : 0);
 }
 
 cudaError_t allocateDevice(void** p, size_t bytes, bool implicitSync) {
@@ -158,10 +160,8 @@ cudaError_t allocateDevice(void** p, size_t bytes, bool implicitSync) {
   }
   const int device = currentDevice();
   if (!reserveDeviceMemory(device, bytes)) {
-    const size_t used = deviceMemoryUsed(device);
     return fail(cudaErrorMemoryAllocation, "%s of %zu bytes: device %d has %zu of its %zu bytes free (CUDA_SIM_DEVICE_MEMORY)",
-                call, bytes, device, options().deviceMemory - std::min(used, options().deviceMemory),
-                options().deviceMemory);
+                call, bytes, device, deviceMemoryFree(device), options().deviceMemory);
   }
   // Gives the reservation back on every failure below.
   struct Reservation {

@@ -340,9 +340,8 @@ CUDA_SIM_EXPORT cudaError_t cudaDeviceSynchronize(void) {
 CUDA_SIM_EXPORT cudaError_t cudaMemGetInfo(size_t* freeBytes, size_t* total) {
   CUDA_SIM_ENTRY();
   if (freeBytes == nullptr || total == nullptr) return fail(cudaErrorInvalidValue, "cudaMemGetInfo: null");
-  const size_t used = deviceMemoryUsed(currentDevice());
   *total = options().deviceMemory;
-  *freeBytes = *total > used ? *total - used : 0;
+  *freeBytes = deviceMemoryFree(currentDevice());
   return cudaSuccess;
 }
 

@@ -124,9 +124,9 @@ bool findAllocation(const void* p, Allocation* out);
 // stream-ordered calls (cudaMallocAsync, cudaFreeAsync's operation on its stream) wait for nothing.
 cudaError_t allocateDevice(void** p, size_t bytes, bool implicitSync = true);
 cudaError_t freeDevice(void* p, bool implicitSync = true);
-// The bytes of `device`'s memory this process holds (cudaMalloc, cudaMallocAsync), against
-// options().deviceMemory.
-size_t deviceMemoryUsed(int device);
+// The bytes of `device`'s memory (options().deviceMemory) this process's allocations (cudaMalloc,
+// cudaMallocAsync) leave free.
+size_t deviceMemoryFree(int device);
 cudaError_t allocatePinned(void** p, size_t bytes, unsigned flags);
 cudaError_t allocateManaged(void** p, size_t bytes, unsigned flags);
 cudaError_t freePinned(void* p);
