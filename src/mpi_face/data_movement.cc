@@ -9,9 +9,6 @@
 #include <mpi.h>
 #include <strata/strata.h>
 
-#include <utility>
-#include <vector>
-
 #include "src/mpi_face/packed_blocks.h"
 #include "src/mpi_face/serve.h"
 
@@ -69,10 +66,8 @@ int MPI_Allgatherv(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf,
   if (sc == nullptr) return PMPI_Allgatherv(sbuf, scount, stype, rbuf, rcounts, displs, rtype, comm);
   const int p = sizeOf(comm), me = rankOf(comm);
   const bool inPlace = sbuf == MPI_IN_PLACE;
-  std::vector<int64_t> counts, offsets;
   PackedBlocks recv, send;
-  const bool ok = rbuf != MPI_IN_PLACE && widened(rcounts, p, true, &counts) && widened(displs, p, false, &offsets) &&
-                  recv.describe(rbuf, std::move(counts), std::move(offsets), rtype) &&
+  const bool ok = rbuf != MPI_IN_PLACE && recv.describe(rbuf, rcounts, displs, p, rtype) &&
                   (inPlace || (scount >= 0 && send.describe(sbuf, 1, scount, stype) &&
                                send.bytes(0) == recv.bytes(static_cast<size_t>(me))));
   if (!ok) {
@@ -122,12 +117,9 @@ int MPI_Alltoallv(const void* sbuf, const int scounts[], const int sdispls[], MP
   if (sc == nullptr) return PMPI_Alltoallv(sbuf, scounts, sdispls, stype, rbuf, rcounts, rdispls, rtype, comm);
   const int p = sizeOf(comm);
   const bool inPlace = sbuf == MPI_IN_PLACE;
-  std::vector<int64_t> rc64, rd64, sc64, sd64;
   PackedBlocks recv, send;
-  const bool ok = rbuf != MPI_IN_PLACE && widened(rcounts, p, true, &rc64) && widened(rdispls, p, false, &rd64) &&
-                  recv.describe(rbuf, std::move(rc64), std::move(rd64), rtype) &&
-                  (inPlace || (widened(scounts, p, true, &sc64) && widened(sdispls, p, false, &sd64) &&
-                               send.describe(sbuf, std::move(sc64), std::move(sd64), stype)));
+  const bool ok = rbuf != MPI_IN_PLACE && recv.describe(rbuf, rcounts, rdispls, p, rtype) &&
+                  (inPlace || send.describe(sbuf, scounts, sdispls, p, stype));
   if (!ok) {
     if (const PackedBlocks* f = lackingResources({&recv, &send})) return refusePacking(c, comm, sc, *f);
     countPassed(c, kInvalidArguments);
@@ -183,10 +175,8 @@ int MPI_Gatherv(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, co
   const bool isRoot = rankOf(comm) == root;
   const bool inPlace = isRoot && sbuf == MPI_IN_PLACE;
   const size_t r = static_cast<size_t>(root);
-  std::vector<int64_t> counts, offsets;
   PackedBlocks recv, send;
-  bool ok = !isRoot || (rbuf != MPI_IN_PLACE && widened(rcounts, p, true, &counts) && widened(displs, p, false, &offsets) &&
-                        recv.describe(rbuf, std::move(counts), std::move(offsets), rtype));
+  bool ok = !isRoot || (rbuf != MPI_IN_PLACE && recv.describe(rbuf, rcounts, displs, p, rtype));
   ok = ok && (inPlace || (scount >= 0 && sbuf != MPI_IN_PLACE && send.describe(sbuf, 1, scount, stype) &&
                           (!isRoot || send.bytes(0) == recv.bytes(r))));
   if (!ok) {
@@ -245,10 +235,8 @@ int MPI_Scatterv(const void* sbuf, const int scounts[], const int displs[], MPI_
   const bool isRoot = rankOf(comm) == root;
   const bool inPlace = isRoot && rbuf == MPI_IN_PLACE;
   const size_t r = static_cast<size_t>(root);
-  std::vector<int64_t> counts, offsets;
   PackedBlocks send, recv;
-  bool ok = !isRoot || (sbuf != MPI_IN_PLACE && widened(scounts, p, true, &counts) && widened(displs, p, false, &offsets) &&
-                        send.describe(sbuf, std::move(counts), std::move(offsets), stype));
+  bool ok = !isRoot || (sbuf != MPI_IN_PLACE && send.describe(sbuf, scounts, displs, p, stype));
   ok = ok && (inPlace || (rcount >= 0 && rbuf != MPI_IN_PLACE && recv.describe(rbuf, 1, rcount, rtype) &&
                           (!isRoot || recv.bytes(0) == send.bytes(r))));
   if (!ok) {

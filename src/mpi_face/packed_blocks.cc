@@ -59,17 +59,26 @@ bool PackedBlocks::describe(const void* base, size_t blocks, int64_t count, MPI_
   return stage(l);
 }
 
-bool PackedBlocks::describe(const void* base, std::vector<int64_t> counts, std::vector<int64_t> displs,
-                            MPI_Datatype type) {
+bool PackedBlocks::describe(const void* base, const int* counts, const int* displs, int blocks, MPI_Datatype type) {
   const Layout l = layoutOf(type);
   if (!l.valid) return fail(MPI_ERR_TYPE, "invalid datatype");
   base_ = static_cast<char*>(const_cast<void*>(base));
   type_ = type;
   extent_ = l.extent;
-  blocks_ = counts.size();
+  blocks_ = static_cast<size_t>(blocks);
   uniform_ = false;
-  counts_ = std::move(counts);
-  displs_ = std::move(displs);
+  if (const int why = widened(counts, blocks, true, &counts_); why != MPI_SUCCESS) {
+    return fail(why, why == MPI_ERR_NO_MEM ? "no host memory for the blocks' counts" : "counts missing or negative");
+  }
+  if (const int why = widened(displs, blocks, false, &displs_); why != MPI_SUCCESS) {
+    return fail(why, why == MPI_ERR_NO_MEM ? "no host memory for the blocks' displacements" : "displacements missing");
+  }
+  try {
+    offsets_.assign(blocks_, 0);
+    bytes_.assign(blocks_, 0);
+  } catch (const std::bad_alloc&) {
+    return fail(MPI_ERR_NO_MEM, "no host memory for the blocks' offsets");
+  }
   // MPI reads no displacement of an empty block, and programs leave them unset: each takes the
   // first non-empty block's, so none moves the rebased buffer's start or length.
   const auto nonEmpty = std::find_if(counts_.begin(), counts_.end(), [](int64_t c) { return c != 0; });
@@ -77,8 +86,6 @@ bool PackedBlocks::describe(const void* base, std::vector<int64_t> counts, std::
   for (size_t i = 0; i < blocks_; ++i) {
     if (counts_[i] == 0) displs_[i] = anyDispl;
   }
-  offsets_.assign(blocks_, 0);
-  bytes_.assign(blocks_, 0);
   for (size_t i = 0; i < blocks_; ++i) bytes_[i] = static_cast<size_t>(counts_[i]) * l.size;
   if (l.contiguous) {
     // The user's memory: displacements relative to the lowest one (MPI allows negative ones).

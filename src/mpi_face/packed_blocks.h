@@ -16,6 +16,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -30,9 +31,11 @@ class PackedBlocks {
   PackedBlocks& operator=(const PackedBlocks&) = delete;
   ~PackedBlocks();
 
-  // counts[i] elements of `type` at displs[i] extents from `base`. False (and error()) when the
-  // datatype is invalid or its layout cannot be staged (a negative extent, a block over 2 GiB).
-  bool describe(const void* base, std::vector<int64_t> counts, std::vector<int64_t> displs, MPI_Datatype type);
+  // counts[i] elements of `type` at displs[i] extents from `base`, i < `blocks` (a v-variant's
+  // arrays, as MPI passes them). False (and error()) when the arrays are missing or a count is
+  // negative, when the datatype is invalid or its layout cannot be staged (an element over 2 GiB),
+  // or when this rank has no memory for them.
+  bool describe(const void* base, const int* counts, const int* displs, int blocks, MPI_Datatype type);
   // `blocks` blocks of `count` elements each, block i at i * count extents (a regular collective's
   // buffer; one block: a rooted call's own part). Allocates nothing when the datatype is contiguous.
   bool describe(const void* base, size_t blocks, int64_t count, MPI_Datatype type);
@@ -58,8 +61,12 @@ class PackedBlocks {
   const std::string& error() const { return error_; }
   int errorClass() const { return errorClass_; }
   // Whether it failed for want of this rank's resources (memory, CUDA, MPI_Pack), not for its
-  // arguments (an invalid datatype, an element over 2 GiB: the MPI library is handed those).
-  bool lacksResources() const { return errorClass_ != MPI_SUCCESS && errorClass_ != MPI_ERR_TYPE; }
+  // arguments (an invalid datatype, an element over 2 GiB, missing arrays or a negative count:
+  // the MPI library is handed those).
+  bool lacksResources() const {
+    return errorClass_ != MPI_SUCCESS && errorClass_ != MPI_ERR_TYPE && errorClass_ != MPI_ERR_COUNT &&
+           errorClass_ != MPI_ERR_ARG;
+  }
 
  private:
   bool fail(int errorClass, std::string message);
@@ -93,6 +100,25 @@ class PackedBlocks {
   std::string error_;
   int errorClass_ = MPI_SUCCESS;
 };
+
+// The `p` entries of an int array of a v-variant call, widened into `out`: MPI_SUCCESS, or the MPI
+// error class of why not: MPI_ERR_COUNT for missing counts (`counts`) or a negative one,
+// MPI_ERR_ARG for missing displacements, MPI_ERR_NO_MEM where this rank has no memory for them (a
+// lack of resources, not an argument error: refuseServed).
+template <typename T>
+int widened(const int* v, int p, bool counts, std::vector<T>* out) {
+  if (v == nullptr) return counts ? MPI_ERR_COUNT : MPI_ERR_ARG;
+  try {
+    out->resize(static_cast<size_t>(p));
+  } catch (const std::bad_alloc&) {
+    return MPI_ERR_NO_MEM;
+  }
+  for (int i = 0; i < p; ++i) {
+    if (counts && v[i] < 0) return MPI_ERR_COUNT;
+    (*out)[static_cast<size_t>(i)] = static_cast<T>(v[i]);
+  }
+  return MPI_SUCCESS;
+}
 
 // A served call whose unpacking failed after it: its error goes to the communicator's handler
 // (failServed, src/mpi_face/face.h).

@@ -169,13 +169,14 @@ int MPI_Reduce_scatter(const void* sbuf, void* rbuf, const int rcounts[], MPI_Da
   const Call c = Call::kReduceScatter;
   strataComm_t sc = reduction(c, comm, type, op, &t, &o);
   const int p = sc == nullptr ? 0 : sizeOf(comm);
-  std::vector<int64_t> counts;
-  if (sc == nullptr || !widened(rcounts, p, true, &counts) || rbuf == MPI_IN_PLACE) {
+  std::vector<size_t> n;
+  const int widening = sc == nullptr ? MPI_SUCCESS : widened(rcounts, p, true, &n);
+  if (widening == MPI_ERR_NO_MEM) return refuseServed(c, comm, sc, widening, "no host memory for the receive counts");
+  if (sc == nullptr || widening != MPI_SUCCESS || rbuf == MPI_IN_PLACE) {
     if (sc != nullptr) countPassed(c, kInvalidArguments);
     return PMPI_Reduce_scatter(sbuf, rbuf, rcounts, type, op, comm);
   }
   Guard guard;
-  const std::vector<size_t> n(counts.begin(), counts.end());
   if (sbuf != MPI_IN_PLACE) {
     return finishServed(c, comm, sc, strataReduceScatterv(sbuf, rbuf, n.data(), t, o, sc, nullptr), rbuf);
   }

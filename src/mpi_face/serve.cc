@@ -44,16 +44,6 @@ bool rootInRange(Call c, MPI_Comm comm, int root) {
   return false;
 }
 
-bool widened(const int* v, int p, bool nonNegative, std::vector<int64_t>* out) {
-  if (v == nullptr) return false;
-  out->resize(static_cast<size_t>(p));
-  for (int i = 0; i < p; ++i) {
-    if (nonNegative && v[i] < 0) return false;
-    (*out)[static_cast<size_t>(i)] = v[i];
-  }
-  return true;
-}
-
 int unpacked(Call c, MPI_Comm comm, int rc, PackedBlocks* out) {
   if (rc != MPI_SUCCESS || out == nullptr || out->unpackOut()) return rc;
   return failPacking(c, comm, *out);

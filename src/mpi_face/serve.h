@@ -15,9 +15,6 @@
 #include <mpi.h>
 #include <strata/strata.h>
 
-#include <cstdint>
-#include <vector>
-
 #include "src/mpi_face/face.h"
 #include "src/mpi_face/packed_blocks.h"
 
@@ -40,9 +37,6 @@ strataComm_t movement(Call c, MPI_Comm comm);
 
 // A root MPI would reject goes to MPI on every rank (every rank passes the same root).
 bool rootInRange(Call c, MPI_Comm comm, int root);
-
-// An int array of p entries, widened; false when it is missing or has a negative entry (for counts).
-bool widened(const int* v, int p, bool nonNegative, std::vector<int64_t>* out);
 
 // After a served call: its result unpacked into the user's buffer where it was packed.
 int unpacked(Call c, MPI_Comm comm, int rc, PackedBlocks* out);

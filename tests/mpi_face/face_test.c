@@ -465,6 +465,40 @@ static void rootOutOfRange(MPI_Comm comm) {
   MPI_Comm_set_errhandler(comm, MPI_ERRORS_ARE_FATAL);
 }
 
+/* A v-variant's arrays that are erroneous on every rank (missing displacements, a negative count)
+ * are MPI's to report, as the arguments of regular calls are: with MPI_ERRORS_RETURN every rank
+ * gets an error code, and the communicator serves the next call (the face took them for arguments
+ * MPI reports, not for a rank that lacks the memory to take its part, which would have aborted it).
+ * Only errors Open MPI 4.1 checks: its allgatherv reads a negative receive count (a crash). */
+static void vArraysMpiReports(MPI_Comm comm) {
+  int p, me;
+  MPI_Comm_size(comm, &p);
+  MPI_Comm_rank(comm, &me);
+  MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+  int* counts = calloc((size_t)p, sizeof(int));
+  int* displs = calloc((size_t)p, sizeof(int));
+  int* a = calloc((size_t)p + 1, sizeof(int));
+  int* b = calloc((size_t)p + 1, sizeof(int));
+  for (int r = 0; r < p; ++r) counts[r] = 1, displs[r] = r;
+  CHECK(MPI_Allgatherv(a, 1, MPI_INT, b, counts, NULL, MPI_INT, comm) != MPI_SUCCESS,
+        "allgatherv without displacements returned success");
+  CHECK(MPI_Alltoallv(a, counts, displs, MPI_INT, b, counts, NULL, MPI_INT, comm) != MPI_SUCCESS,
+        "alltoallv without receive displacements returned success");
+  counts[p - 1] = -1;
+  CHECK(MPI_Reduce_scatter(a, b, counts, MPI_INT, MPI_SUM, comm) != MPI_SUCCESS,
+        "reduce_scatter with a negative receive count returned success");
+  CHECK(MPI_Alltoallv(a, counts, displs, MPI_INT, b, counts, displs, MPI_INT, comm) != MPI_SUCCESS,
+        "alltoallv with a negative count returned success");
+  counts[p - 1] = 1;
+  for (int r = 0; r < p; ++r) a[r] = 100 * me + r, b[r] = -1;
+  const int rc = MPI_Allgatherv(a, 1, MPI_INT, b, counts, displs, MPI_INT, comm);
+  int right = rc == MPI_SUCCESS;
+  for (int r = 0; r < p && right; ++r) right = b[r] == 100 * r;
+  CHECK(right, "an allgatherv after the erroneous ones: %d", rc);
+  free(counts), free(displs), free(a), free(b);
+  MPI_Comm_set_errhandler(comm, MPI_ERRORS_ARE_FATAL);
+}
+
 /* Strata's own errors through the face, where Strata serves every call (the face preloaded with
  * STRATA_MPI_NATIVE=0, on a communicator the node shape fits): ranks that pass different counts, then different ops, to an allreduce on a
  * fresh communicator (MPI calls that erroneous; Strata's plan agreement refuses it on every rank,
@@ -743,6 +777,7 @@ int main(int argc, char** argv) {
     passedThrough(comms[c]);
     mixedLayouts(comms[c]);
     rootOutOfRange(comms[c]);
+    vArraysMpiReports(comms[c]);
     inPlaceWhereMpiForbidsIt(comms[c]);
 #ifdef FACE_TEST_DEVICE
     for (size_t k = 0; k < sizeof counts / sizeof counts[0]; ++k) deviceBuffers(comms[c], counts[k]);
