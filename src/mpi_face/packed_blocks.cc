@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstdint>
 #include <new>
 
 #include "src/mpi_face/face.h"
@@ -113,7 +114,11 @@ bool PackedBlocks::stage(const Layout& l) {
   elementBytes_ = l.size;
   staged_ = true;
   size_t total = 0;
-  for (size_t i = 0; i < blocks_; ++i) total += bytes(i);
+  for (size_t i = 0; i < blocks_; ++i) {
+    // Blocks whose bytes add up past what a size_t holds describe memory no process has.
+    if (bytes(i) > SIZE_MAX - total) return fail(MPI_ERR_COUNT, "the blocks' bytes add up past 2^64");
+    total += bytes(i);
+  }
   device_ = onDevice(base_);  // managed memory too: staged as Strata will read it, on the device
   try {
     hostPacked_.resize(std::max<size_t>(total, 1));

@@ -170,7 +170,7 @@ int MPI_Reduce_scatter(const void* sbuf, void* rbuf, const int rcounts[], MPI_Da
   strataComm_t sc = reduction(c, comm, type, op, &t, &o);
   const int p = sc == nullptr ? 0 : sizeOf(comm);
   std::vector<size_t> n;
-  const int widening = sc == nullptr ? MPI_SUCCESS : widened(rcounts, p, true, &n);
+  const int widening = sc == nullptr || rbuf == MPI_IN_PLACE ? MPI_SUCCESS : widened(rcounts, p, true, &n);
   if (widening == MPI_ERR_NO_MEM) return refuseServed(c, comm, sc, widening, "no host memory for the receive counts");
   if (sc == nullptr || widening != MPI_SUCCESS || rbuf == MPI_IN_PLACE) {
     if (sc != nullptr) countPassed(c, kInvalidArguments);

@@ -469,7 +469,9 @@ static void rootOutOfRange(MPI_Comm comm) {
  * are MPI's to report, as the arguments of regular calls are: with MPI_ERRORS_RETURN every rank
  * gets an error code, and the communicator serves the next call (the face took them for arguments
  * MPI reports, not for a rank that lacks the memory to take its part, which would have aborted it).
- * Only errors Open MPI 4.1 checks: its allgatherv reads a negative receive count (a crash). */
+ * MPI need not detect these (the standard leaves erroneous calls undefined); Open MPI's parameter
+ * checks, on by default, do, before any message. Only calls seen reported with CI's Open MPI
+ * 4.1.4: its allgatherv with a negative receive count crashed there on 1 and 2 ranks. */
 static void vArraysMpiReports(MPI_Comm comm) {
   int p, me;
   MPI_Comm_size(comm, &p);
