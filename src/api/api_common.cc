@@ -11,13 +11,30 @@ namespace strata::api {
 
 thread_local std::string tlsLastError;
 
-strataResult_t finish(strataComm_t comm, const char* function, const Status& status) {
+strataResult_t finish(strataComm_t comm, const char* function, const Status& status) noexcept {
   if (status.ok()) return strataSuccess;
-  const std::string message = std::string(function) + ": " + status.message();
-  tlsLastError = message;
-  if (comm != nullptr) comm->setLastError(message);  // the caller holds it (Hold), or passes null
-  STRATA_WARN("%s [%s]", message.c_str(), resultName(status.code()));
+  try {
+    const std::string message = std::string(function) + ": " + status.message();
+    tlsLastError = message;
+    if (comm != nullptr) comm->setLastError(message);  // the caller holds it (Hold), or passes null
+    STRATA_WARN("%s [%s]", message.c_str(), resultName(status.code()));
+  } catch (...) {
+    try {  // no host memory for the message: the short one, which allocates nothing, says so
+      tlsLastError = kNoHostMemory;
+      if (comm != nullptr) comm->setLastError(kNoHostMemory);
+    } catch (...) {
+    }
+  }
   return status.code();
+}
+
+void failUntold(strataComm* c) noexcept {
+  try {  // short messages, within the strings' own buffers
+    c->fatal = Status(strataSystemError, kNoHostMemory);
+    c->setLastError(kNoHostMemory);
+  } catch (...) {
+  }
+  c->fatalCode.store(strataSystemError, std::memory_order_release);
 }
 
 Status checkHandle(strataComm_t comm, const Hold& hold) {

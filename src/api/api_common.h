@@ -3,6 +3,8 @@
 
 #include <strata/strata.h>
 
+#include <new>
+
 #include "kernels/plan/collective.h"
 #include "src/core/communicator.h"
 #include "src/core/device_path.h"
@@ -10,7 +12,19 @@
 namespace strata::api {
 
 // Records a failed call's message (on the communicator and the calling thread) and returns its code.
-strataResult_t finish(strataComm_t comm, const char* function, const Status& status);
+// Where the host has no memory for the message, the message kept is kNoHostMemory.
+strataResult_t finish(strataComm_t comm, const char* function, const Status& status) noexcept;
+
+// The messages of a call that ran out of host memory and of one an unknown exception ended: short
+// enough for any std::string's inline buffer, so neither allocates where nothing else could.
+inline constexpr const char* kNoHostMemory = "no host memory";
+inline constexpr const char* kUnknownException = "an exception";
+
+// A C entry point's whole work: an exception that escapes `body` (a message or a container that
+// could not be allocated) is returned as its code, strataSystemError for std::bad_alloc and
+// strataInternalError for any other, never thrown across the C boundary.
+template <typename Body>
+strataResult_t noThrow(const char* function, Body&& body) noexcept;
 
 // Checks the handle, marks the call in flight for abort, and runs `body`.
 template <typename Body>
@@ -70,13 +84,24 @@ class Hold {
   strataComm_t comm_;
 };
 
+template <typename Body>
+strataResult_t noThrow(const char* function, Body&& body) noexcept {
+  try {
+    return body();
+  } catch (const std::bad_alloc&) {
+    return finish(nullptr, function, Status(strataSystemError, kNoHostMemory));
+  } catch (...) {
+    return finish(nullptr, function, Status(strataInternalError, kUnknownException));
+  }
+}
+
 // `body(comm)`, with an exception turned into its Status.
 template <typename Body>
 Status guarded(strataComm_t comm, Body&& body) {
   try {
     return body(comm);
   } catch (const std::bad_alloc&) {
-    return makeStatus(strataSystemError, "out of host memory");
+    return Status(strataSystemError, kNoHostMemory);
   } catch (const std::exception& e) {
     return makeStatus(strataInternalError, "unexpected exception: %s", e.what());
   } catch (...) {
@@ -86,11 +111,18 @@ Status guarded(strataComm_t comm, Body&& body) {
 
 template <typename Body>
 strataResult_t call(strataComm_t comm, const char* function, Body&& body, bool collective) {
-  Hold hold(comm);
-  Status s = checkComm(comm, hold, collective);
-  if (!s.ok()) return finish(hold.held() ? comm : nullptr, function, s);
-  return finish(comm, function, guarded(comm, body));
+  return noThrow(function, [&] {
+    Hold hold(comm);
+    Status s = checkComm(comm, hold, collective);
+    if (!s.ok()) return finish(hold.held() ? comm : nullptr, function, s);
+    return finish(comm, function, guarded(comm, body));
+  });
 }
+
+// Where there was no host memory to tell the peers of a call this rank failed: its calls and
+// theirs no longer pair up, so the communicator fails here without a word to them (its next calls
+// fail instead of meeting the peers' earlier one, whose wait ends at the bound). Allocates nothing.
+void failUntold(strataComm* c) noexcept;
 
 template <typename Body>
 strataResult_t collective(strataComm_t comm, const char* function, Body&& body) {
@@ -99,17 +131,21 @@ strataResult_t collective(strataComm_t comm, const char* function, Body&& body) 
     c->callFailedAlike = false;
     const Status s = guarded(c, body);
     if (s.ok() || !c->fatal.ok() || c->callFailedAlike) return s;
-    const std::string what = std::string(function) + ": " + s.message();
-    if (c->aborted.load()) {
-      c->notices.failed(seq, what);
-      return s;
+    try {
+      const std::string what = std::string(function) + ": " + s.message();
+      if (c->aborted.load()) {
+        c->notices.failed(seq, what);
+        return s;
+      }
+      // What arrived meanwhile may have ended the communicator already (a peer refused a call this
+      // rank made): then it fails instead, which tells its peers. The peers' device kernels waiting
+      // for this rank in this call hear it through the stop records.
+      stopPeerKernels(c, seq, false);
+      const Status heard = c->notices.refused(seq, what, c->wait);
+      if (!heard.ok()) failComm(c, heard);
+    } catch (...) {
+      failUntold(c);
     }
-    // What arrived meanwhile may have ended the communicator already (a peer refused a call this
-    // rank made): then it fails instead, which tells its peers. The peers' device kernels waiting
-    // for this rank in this call hear it through the stop records.
-    stopPeerKernels(c, seq, false);
-    const Status heard = c->notices.refused(seq, what, c->wait);
-    if (!heard.ok()) failComm(c, heard);
     return s;
   }, true);
 }

@@ -34,127 +34,151 @@ Status waitIdle(strataComm_t comm, double seconds) {
 extern "C" {
 
 strataResult_t strataCommInitMpi(strataComm_t* comm, MPI_Comm mpiComm, const strataConfig_t* config) {
-  if (comm == nullptr) return strata::api::finish(nullptr, "strataCommInitMpi", strata::makeStatus(strataInvalidArgument, "comm (the output pointer) is NULL"));
-  *comm = nullptr;
-  Status s;
-  try {
-    s = strata::createComm(mpiComm, config, comm);
-  } catch (const std::exception& e) {
-    s = strata::makeStatus(strataInternalError, "unexpected exception: %s", e.what());
-  }
-  return strata::api::finish(nullptr, "strataCommInitMpi", s);
+  return strata::api::noThrow("strataCommInitMpi", [&] {
+    if (comm == nullptr) return strata::api::finish(nullptr, "strataCommInitMpi", strata::makeStatus(strataInvalidArgument, "comm (the output pointer) is NULL"));
+    *comm = nullptr;
+    Status s;
+    try {
+      s = strata::createComm(mpiComm, config, comm);
+    } catch (const std::exception& e) {
+      s = strata::makeStatus(strataInternalError, "unexpected exception: %s", e.what());
+    }
+    return strata::api::finish(nullptr, "strataCommInitMpi", s);
+  });
 }
 
 strataResult_t strataCommDestroy(strataComm_t comm) {
-  if (comm == nullptr) return strata::api::finish(nullptr, "strataCommDestroy", strata::makeStatus(strataInvalidArgument, "comm is NULL"));
-  switch (strata::claimTeardown(comm, nullptr)) {
-    case strata::Teardown::kNotLive:
-      return strata::api::finish(nullptr, "strataCommDestroy",
-                                 strata::makeStatus(strataInvalidArgument, "comm %p is not a live communicator (destroyed twice?)",
-                                                    static_cast<void*>(comm)));
-    case strata::Teardown::kClaimedByAnother:
-      return strata::api::finish(nullptr, "strataCommDestroy",
-                                 strata::makeStatus(strataInvalidUsage, "comm %p is being destroyed or aborted by another call",
-                                                    static_cast<void*>(comm)));
-    case strata::Teardown::kClaimed: break;
-  }
-  Status s = waitIdle(comm, comm->config.timeoutSeconds);
-  if (!s.ok()) {
-    strata::unclaimTeardown(comm);
-    return strata::api::finish(comm, "strataCommDestroy", s);
-  }
-  return strata::api::finish(nullptr, "strataCommDestroy", strata::destroyComm(comm));
+  return strata::api::noThrow("strataCommDestroy", [&] {
+    if (comm == nullptr) return strata::api::finish(nullptr, "strataCommDestroy", strata::makeStatus(strataInvalidArgument, "comm is NULL"));
+    switch (strata::claimTeardown(comm, nullptr)) {
+      case strata::Teardown::kNotLive:
+        return strata::api::finish(nullptr, "strataCommDestroy",
+                                   strata::makeStatus(strataInvalidArgument, "comm %p is not a live communicator (destroyed twice?)",
+                                                      static_cast<void*>(comm)));
+      case strata::Teardown::kClaimedByAnother:
+        return strata::api::finish(nullptr, "strataCommDestroy",
+                                   strata::makeStatus(strataInvalidUsage, "comm %p is being destroyed or aborted by another call",
+                                                      static_cast<void*>(comm)));
+      case strata::Teardown::kClaimed: break;
+    }
+    Status s = waitIdle(comm, comm->config.timeoutSeconds);
+    if (!s.ok()) {
+      strata::unclaimTeardown(comm);
+      return strata::api::finish(comm, "strataCommDestroy", s);
+    }
+    return strata::api::finish(nullptr, "strataCommDestroy", strata::destroyComm(comm));
+  });
 }
 
 strataResult_t strataCommAbort(strataComm_t comm) {
-  if (comm == nullptr) return strata::api::finish(nullptr, "strataCommAbort", strata::makeStatus(strataInvalidArgument, "comm is NULL"));
-  // Pending waits see the flag at their next poll and return; then the resources go. Raised under
-  // the registry's lock, it also ends the waits of a teardown already under way, which then frees it.
-  const strata::Teardown claim = strata::claimTeardown(comm, [](strataComm_t c) {
-    c->aborted.store(true);
-    strata::abortDevicePath(c);
+  return strata::api::noThrow("strataCommAbort", [&] {
+    if (comm == nullptr) return strata::api::finish(nullptr, "strataCommAbort", strata::makeStatus(strataInvalidArgument, "comm is NULL"));
+    // Pending waits see the flag at their next poll and return; then the resources go. Raised under
+    // the registry's lock, it also ends the waits of a teardown already under way, which then frees it.
+    const strata::Teardown claim = strata::claimTeardown(comm, [](strataComm_t c) {
+      c->aborted.store(true);
+      strata::abortDevicePath(c);
+    });
+    if (claim == strata::Teardown::kNotLive) {
+      return strata::api::finish(nullptr, "strataCommAbort",
+                                 strata::makeStatus(strataInvalidArgument, "comm %p is not a live communicator",
+                                                    static_cast<void*>(comm)));
+    }
+    if (claim == strata::Teardown::kClaimedByAnother) return strataSuccess;  // that call frees it
+    Status s = waitIdle(comm, comm->config.timeoutSeconds);
+    if (!s.ok()) {
+      strata::unclaimTeardown(comm);
+      return strata::api::finish(comm, "strataCommAbort", s);
+    }
+    try {
+      strata::tellPeersOfAbort(comm);
+    } catch (...) {
+      // No host memory for the notices: the peers' waits for this rank end at their bound.
+    }
+    if (comm->nodeTeam != nullptr) comm->nodeTeam->markGone();
+    return strata::api::finish(nullptr, "strataCommAbort", strata::destroyComm(comm));
   });
-  if (claim == strata::Teardown::kNotLive) {
-    return strata::api::finish(nullptr, "strataCommAbort",
-                               strata::makeStatus(strataInvalidArgument, "comm %p is not a live communicator",
-                                                  static_cast<void*>(comm)));
-  }
-  if (claim == strata::Teardown::kClaimedByAnother) return strataSuccess;  // that call frees it
-  Status s = waitIdle(comm, comm->config.timeoutSeconds);
-  if (!s.ok()) {
-    strata::unclaimTeardown(comm);
-    return strata::api::finish(comm, "strataCommAbort", s);
-  }
-  strata::tellPeersOfAbort(comm);
-  if (comm->nodeTeam != nullptr) comm->nodeTeam->markGone();
-  return strata::api::finish(nullptr, "strataCommAbort", strata::destroyComm(comm));
 }
 
 strataResult_t strataCommCount(strataComm_t comm, int* count) {
-  strata::api::Hold hold(comm);
-  Status s = strata::api::checkComm(comm, hold);
-  if (s.ok() && count == nullptr) s = strata::makeStatus(strataInvalidArgument, "count is NULL");
-  if (s.ok()) *count = comm->size;
-  return strata::api::finish(hold.held() ? comm : nullptr, "strataCommCount", s);
+  return strata::api::noThrow("strataCommCount", [&] {
+    strata::api::Hold hold(comm);
+    Status s = strata::api::checkComm(comm, hold);
+    if (s.ok() && count == nullptr) s = strata::makeStatus(strataInvalidArgument, "count is NULL");
+    if (s.ok()) *count = comm->size;
+    return strata::api::finish(hold.held() ? comm : nullptr, "strataCommCount", s);
+  });
 }
 
 strataResult_t strataCommUserRank(strataComm_t comm, int* rank) {
-  strata::api::Hold hold(comm);
-  Status s = strata::api::checkComm(comm, hold);
-  if (s.ok() && rank == nullptr) s = strata::makeStatus(strataInvalidArgument, "rank is NULL");
-  if (s.ok()) *rank = comm->rank;
-  return strata::api::finish(hold.held() ? comm : nullptr, "strataCommUserRank", s);
+  return strata::api::noThrow("strataCommUserRank", [&] {
+    strata::api::Hold hold(comm);
+    Status s = strata::api::checkComm(comm, hold);
+    if (s.ok() && rank == nullptr) s = strata::makeStatus(strataInvalidArgument, "rank is NULL");
+    if (s.ok()) *rank = comm->rank;
+    return strata::api::finish(hold.held() ? comm : nullptr, "strataCommUserRank", s);
+  });
 }
 
 strataResult_t strataCommGetAsyncError(strataComm_t comm, strataResult_t* asyncError) {
-  strata::api::Hold hold(comm);
-  Status s = strata::api::checkHandle(comm, hold);
-  if (s.ok() && asyncError == nullptr) s = strata::makeStatus(strataInvalidArgument, "asyncError is NULL");
-  if (!s.ok()) return strata::api::finish(hold.held() ? comm : nullptr, "strataCommGetAsyncError", s);
-  // An abort under way (or one whose wait for the calls in flight ran out) leaves it unusable.
-  if (comm->aborted.load()) {
-    *asyncError = strataInvalidUsage;
+  return strata::api::noThrow("strataCommGetAsyncError", [&] {
+    strata::api::Hold hold(comm);
+    Status s = strata::api::checkHandle(comm, hold);
+    if (s.ok() && asyncError == nullptr) s = strata::makeStatus(strataInvalidArgument, "asyncError is NULL");
+    if (!s.ok()) return strata::api::finish(hold.held() ? comm : nullptr, "strataCommGetAsyncError", s);
+    // An abort under way (or one whose wait for the calls in flight ran out) leaves it unusable.
+    if (comm->aborted.load()) {
+      *asyncError = strataInvalidUsage;
+      return strataSuccess;
+    }
+    // The error that left it unusable: failComm recorded its message before the code.
+    const int fatal = comm->fatalCode.load(std::memory_order_acquire);
+    if (fatal != strataSuccess) {
+      *asyncError = static_cast<strataResult_t>(fatal);
+      return strataSuccess;
+    }
+    // The device's work, then the peers' word (a peer that failed or aborted while this rank is idle).
+    Status async = strata::deviceAsyncError(comm);
+    if (async.ok()) async = strata::peersAsyncError(comm);
+    if (!async.ok()) {
+      // Recorded once per error, not at every poll (a watchdog polls; nor is it logged): a message the
+      // caller's own call records after it stays.
+      const std::string message = "strataCommGetAsyncError: " + async.message();
+      std::lock_guard<std::mutex> lock(comm->errorMutex);
+      if (comm->asyncReported != message) comm->lastError = comm->asyncReported = message;
+    }
+    *asyncError = async.code();
     return strataSuccess;
-  }
-  // The error that left it unusable: failComm recorded its message before the code.
-  const int fatal = comm->fatalCode.load(std::memory_order_acquire);
-  if (fatal != strataSuccess) {
-    *asyncError = static_cast<strataResult_t>(fatal);
-    return strataSuccess;
-  }
-  // The device's work, then the peers' word (a peer that failed or aborted while this rank is idle).
-  Status async = strata::deviceAsyncError(comm);
-  if (async.ok()) async = strata::peersAsyncError(comm);
-  if (!async.ok()) {
-    // Recorded once per error, not at every poll (a watchdog polls; nor is it logged): a message the
-    // caller's own call records after it stays.
-    const std::string message = "strataCommGetAsyncError: " + async.message();
-    std::lock_guard<std::mutex> lock(comm->errorMutex);
-    if (comm->asyncReported != message) comm->lastError = comm->asyncReported = message;
-  }
-  *asyncError = async.code();
-  return strataSuccess;
+  });
 }
 
 const char* strataCommLastAlgorithm(strataComm_t comm) {
-  strata::api::Hold hold(comm);
-  if (!strata::api::checkComm(comm, hold).ok()) return "";
-  if (comm->lastPeerAlgorithm != nullptr) return comm->lastPeerAlgorithm;  // a single-kernel node collective
-  return comm->lastPlan != nullptr ? comm->lastPlan->plan.algorithm.c_str() : "";  // the last call's plan
+  try {
+    strata::api::Hold hold(comm);
+    if (!strata::api::checkComm(comm, hold).ok()) return "";
+    if (comm->lastPeerAlgorithm != nullptr) return comm->lastPeerAlgorithm;  // a single-kernel node collective
+    return comm->lastPlan != nullptr ? comm->lastPlan->plan.algorithm.c_str() : "";  // the last call's plan
+  } catch (...) {
+    return "";  // no host memory for checkComm's message
+  }
 }
 
 const char* strataGetErrorString(strataResult_t result) { return strata::resultString(result); }
 
 const char* strataGetLastError(strataComm_t comm) {
   thread_local std::string copy;
-  strata::api::Hold hold(comm);
-  if (hold.held()) {
-    std::lock_guard<std::mutex> lock(comm->errorMutex);
-    copy = comm->lastError;
-  } else {
-    copy = strata::api::tlsLastError;
+  try {
+    strata::api::Hold hold(comm);
+    if (hold.held()) {
+      std::lock_guard<std::mutex> lock(comm->errorMutex);
+      copy = comm->lastError;
+    } else {
+      copy = strata::api::tlsLastError;
+    }
+    return copy.c_str();
+  } catch (...) {
+    return strata::api::kNoHostMemory;  // no host memory for the copy
   }
-  return copy.c_str();
 }
 
 strataResult_t strataAllReduce(const void* sendbuff, void* recvbuff, size_t count, strataDataType_t datatype,

@@ -19,6 +19,11 @@ namespace strata::mpi_face {
 namespace {
 
 thread_local int tGuardDepth = 0;
+// The Strata communicator this thread has just aborted, while its MPI communicator's attribute is
+// set to abortedComm(): the delete callback MPI runs for the old value, on this thread inside
+// PMPI_Comm_set_attr, finds it freed already (abortStrataComm). Nothing allocated, so the face can
+// abort where memory ran out.
+thread_local strataComm_t tReplacingAborted = nullptr;
 
 struct Counts {
   std::atomic<long> served{0};
@@ -34,7 +39,6 @@ struct State {
   Counts counts[kNumCalls];
   std::mutex mutex;                 // creation of keyvals and communicators
   std::vector<MPI_Comm> withComm;   // MPI communicators holding a Strata communicator, in creation order
-  std::vector<strataComm_t> aborted;  // aborted by refuseServed, until its attribute holds abortedComm()
   std::atomic<bool> finalizing{false};  // MPI_Finalize has destroyed them (deleteSelf)
   State() {
     const char* list = std::getenv("STRATA_MPI_COLLECTIVES");
@@ -57,7 +61,8 @@ bool debugInfo() {
   return d != nullptr && (std::strcmp(d, "INFO") == 0 || std::strcmp(d, "TRACE") == 0);
 }
 
-void printCounts() {
+// Diagnostics only: where the host has no memory left to build its lines, some are not printed.
+void printCounts() noexcept try {
   if (!debugInfo()) return;
   int rank = 0;
   PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -74,6 +79,8 @@ void printCounts() {
     std::fprintf(stderr, "[strata-mpi] rank %d %s: %ld served by Strata, %ld passed to MPI%s\n", rank,
                  callName(static_cast<Call>(c)), k.served.load(), total, passed.c_str());
   }
+} catch (...) {
+  std::fprintf(stderr, "[strata-mpi] the counts of calls served and passed: no host memory to print them\n");
 }
 
 // What an MPI communicator's attribute holds once refuseServed aborted its Strata communicator: its
@@ -85,13 +92,12 @@ strataComm_t abortedComm() { return reinterpret_cast<strataComm_t>(&gAbortedMark
 // Attribute callbacks run inside the MPI library: Strata's MPI calls go straight to it.
 int deleteComm(MPI_Comm comm, int, void* value, void*) {
   Guard guard;
-  bool destroyed = value == nullptr || value == abortedComm();
+  // Null, the marker, or the Strata communicator an abort has just freed: nothing to destroy.
+  const bool destroyed = value == nullptr || value == abortedComm() || value == tReplacingAborted;
   {
     State& s = state();
     std::lock_guard<std::mutex> lock(s.mutex);
     s.withComm.erase(std::remove(s.withComm.begin(), s.withComm.end(), comm), s.withComm.end());
-    const auto it = std::find(s.aborted.begin(), s.aborted.end(), static_cast<strataComm_t>(value));
-    if (!destroyed && it != s.aborted.end()) s.aborted.erase(it), destroyed = true;  // the abort freed it
   }
   if (!destroyed) strataCommDestroy(static_cast<strataComm_t>(value));
   return MPI_SUCCESS;
@@ -203,12 +209,16 @@ strataComm_t strataCommOf(MPI_Comm comm, const char** why) {
   return sc;
 }
 
-void countPassed(Call c, const char* why) {
+void countPassed(Call c, const char* why) noexcept {
   if (why == nullptr) return;
-  ensureKeys();
-  Counts& k = state().counts[static_cast<int>(c)];
-  std::lock_guard<std::mutex> lock(k.mutex);
-  ++k.passed[why];
+  try {
+    ensureKeys();
+    Counts& k = state().counts[static_cast<int>(c)];
+    std::lock_guard<std::mutex> lock(k.mutex);
+    ++k.passed[why];
+  } catch (...) {
+    // No host memory for the count's entry: the call goes to MPI all the same, uncounted.
+  }
 }
 
 bool onDevice(const void* p) {
@@ -292,42 +302,75 @@ int finishServed(Call c, MPI_Comm comm, strataComm_t sc, strataResult_t rc, cons
   return failServed(c, comm, errorClassOf(rc), std::string(strataGetErrorString(rc)) + ": " + strataGetLastError(sc));
 }
 
-int failServed(Call c, MPI_Comm comm, int errorClass, const std::string& what) {
-  const std::string message = std::string("strata-mpi: MPI_") + callName(c) + ": " + what;
-  const int code = faceCode(errorClass, message);
+namespace {
+
+// Hands `code` to the communicator's MPI error handler: MPI_ERRORS_ARE_FATAL prints `message` and
+// aborts the job, MPI_ERRORS_RETURN returns the code, any other handler is called with it. Nothing
+// allocated here, so escaped() can use it where memory ran out.
+int handOver(MPI_Comm comm, int code, const char* message) noexcept {
   MPI_Errhandler handler = MPI_ERRHANDLER_NULL;
   PMPI_Comm_get_errhandler(comm, &handler);
   const bool returns = handler == MPI_ERRORS_RETURN;
   const bool fatal = handler == MPI_ERRORS_ARE_FATAL;
   if (handler != MPI_ERRHANDLER_NULL) PMPI_Errhandler_free(&handler);
   if (fatal) {
-    std::fprintf(stderr, "%s\n", message.c_str());
+    std::fprintf(stderr, "%s\n", message);
     PMPI_Abort(comm, code);
   }
   if (!returns) PMPI_Comm_call_errhandler(comm, code);
   return code;
 }
 
+// Aborts `sc`, the Strata communicator `comm` holds, where it is live and has peers, which tells
+// them (strataCommAbort); `comm` then holds abortedComm(). False where there was no abort: no peers,
+// aborted already, or still live (another thread's call held it past the bound: it is destroyed
+// with its MPI communicator). Allocates nothing of its own.
+bool abortStrataComm(MPI_Comm comm, strataComm_t sc) noexcept {
+  int size = 1;  // the MPI communicator's (Strata's count fails once the communicator failed)
+  if (sc == nullptr || sc == abortedComm() || PMPI_Comm_size(comm, &size) != MPI_SUCCESS || size <= 1) return false;
+  if (strataCommAbort(sc) != strataSuccess) return false;
+  tReplacingAborted = sc;
+  PMPI_Comm_set_attr(comm, state().commKey, abortedComm());  // deletes the old value: deleteComm finds it aborted
+  tReplacingAborted = nullptr;
+  return true;
+}
+
+constexpr const char* kAbortedNote = " (this rank took no part in the call and aborted the communicator)";
+
+}  // namespace
+
+int failServed(Call c, MPI_Comm comm, int errorClass, const std::string& what) {
+  const std::string message = std::string("strata-mpi: MPI_") + callName(c) + ": " + what;
+  return handOver(comm, faceCode(errorClass, message), message.c_str());
+}
+
 int refuseServed(Call c, MPI_Comm comm, strataComm_t sc, int errorClass, const std::string& what) {
   Guard guard;  // the abort's notices are Strata's own MPI calls
-  int size = 1;
+  const bool aborted = abortStrataComm(comm, sc);
+  return failServed(c, comm, errorClass, aborted ? what + kAbortedNote : what);
+}
+
+int escaped(Call c, MPI_Comm comm, int errorClass) noexcept {
+  Guard guard;
   bool aborted = false;
-  if (sc != abortedComm() && strataCommCount(sc, &size) == strataSuccess && size > 1) {
-    State& s = state();
-    {
-      std::lock_guard<std::mutex> lock(s.mutex);
-      s.aborted.push_back(sc);
-    }
-    aborted = strataCommAbort(sc) == strataSuccess;
-    if (aborted) {
-      PMPI_Comm_set_attr(comm, s.commKey, abortedComm());  // deletes the old value: deleteComm finds it aborted
-    } else {  // still live (another thread's call held it past the bound): destroyed with its MPI communicator
-      std::lock_guard<std::mutex> lock(s.mutex);
-      s.aborted.erase(std::remove(s.aborted.begin(), s.aborted.end(), sc), s.aborted.end());
+  int key = MPI_KEYVAL_INVALID;
+  try {
+    key = state().commKey;
+  } catch (...) {
+    // The face's State could not be made: no communicator of the face exists yet.
+  }
+  if (key != MPI_KEYVAL_INVALID && comm != MPI_COMM_NULL) {
+    void* value = nullptr;
+    int found = 0;
+    if (PMPI_Comm_get_attr(comm, key, &value, &found) == MPI_SUCCESS && found) {
+      aborted = abortStrataComm(comm, static_cast<strataComm_t>(value));
     }
   }
-  return failServed(c, comm, errorClass,
-                    what + (aborted ? " (this rank took no part in the call and aborted the communicator)" : ""));
+  char message[MPI_MAX_ERROR_STRING];
+  std::snprintf(message, sizeof message, "strata-mpi: MPI_%s: %s%s", callName(c),
+                errorClass == MPI_ERR_NO_MEM ? "no host memory for the face's own work" : "an unexpected exception in the face",
+                aborted ? kAbortedNote : "");
+  return handOver(comm, errorClass, message);
 }
 
 }  // namespace strata::mpi_face

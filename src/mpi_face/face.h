@@ -8,6 +8,7 @@
 #include <mpi.h>
 #include <strata/strata.h>
 
+#include <new>
 #include <string>
 
 namespace strata::mpi_face {
@@ -55,8 +56,9 @@ strataComm_t strataCommOf(MPI_Comm comm, const char** why);
 // are device memory too. False for host memory, null, and in a build without CUDA.
 bool onDevice(const void* p);
 
-// Counts the call as passed to the MPI library for `why` (a string literal).
-void countPassed(Call c, const char* why);
+// Counts the call as passed to the MPI library for `why` (a string literal); where there is no host
+// memory for the count, the call goes uncounted.
+void countPassed(Call c, const char* why) noexcept;
 // Counts the call as served, waits for a device result, and turns a Strata error into what the
 // communicator's MPI error handler makes of it.
 int finishServed(Call c, MPI_Comm comm, strataComm_t sc, strataResult_t rc, const void* probe);
@@ -71,5 +73,25 @@ int failServed(Call c, MPI_Comm comm, int errorClass, const std::string& what);
 // communicator fails on every rank, as after any failed collective. Under MPI_THREAD_SERIALIZED on
 // a thread other than the main one the abort tells no peer (strataCommAbort's rule).
 int refuseServed(Call c, MPI_Comm comm, strataComm_t sc, int errorClass, const std::string& what);
+
+// Where an exception left an entry point's body (`errorClass`: MPI_ERR_NO_MEM for std::bad_alloc,
+// MPI_ERR_INTERN for any other): the face's own allocations (an error's message, its bookkeeping)
+// failing where the host has no memory left. Nothing allocated here: the Strata communicator of
+// `comm`, where it is live and has peers, is aborted, so peers in a Strata call fail at once (a
+// call that had succeeded on them leaves the communicator failed for the next, as any abort); the
+// error class's own code goes to the communicator's MPI error handler.
+int escaped(Call c, MPI_Comm comm, int errorClass) noexcept;
+
+// An MPI entry point's body: no exception crosses the C boundary (escaped()).
+template <typename Body>
+int entryPoint(Call c, MPI_Comm comm, Body&& body) noexcept {
+  try {
+    return body();
+  } catch (const std::bad_alloc&) {
+    return escaped(c, comm, MPI_ERR_NO_MEM);
+  } catch (...) {
+    return escaped(c, comm, MPI_ERR_INTERN);
+  }
+}
 
 }  // namespace strata::mpi_face

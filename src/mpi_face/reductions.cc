@@ -116,72 +116,84 @@ extern "C" {
 // ---- Reductions ---------------------------------------------------------------------------------
 
 int MPI_Allreduce(const void* sbuf, void* rbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
-  return elementwise(Call::kAllreduce, strataAllReduce, PMPI_Allreduce, sbuf, rbuf, count, type, op, comm);
+  return entryPoint(Call::kAllreduce, comm, [&] {
+    return elementwise(Call::kAllreduce, strataAllReduce, PMPI_Allreduce, sbuf, rbuf, count, type, op, comm);
+  });
 }
 int MPI_Scan(const void* sbuf, void* rbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
-  return elementwise(Call::kScan, strataScan, PMPI_Scan, sbuf, rbuf, count, type, op, comm);
+  return entryPoint(Call::kScan, comm, [&] {
+    return elementwise(Call::kScan, strataScan, PMPI_Scan, sbuf, rbuf, count, type, op, comm);
+  });
 }
 int MPI_Exscan(const void* sbuf, void* rbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
-  return elementwise(Call::kExscan, strataExscan, PMPI_Exscan, sbuf, rbuf, count, type, op, comm);
+  return entryPoint(Call::kExscan, comm, [&] {
+    return elementwise(Call::kExscan, strataExscan, PMPI_Exscan, sbuf, rbuf, count, type, op, comm);
+  });
 }
 
 int MPI_Reduce(const void* sbuf, void* rbuf, int count, MPI_Datatype type, MPI_Op op, int root, MPI_Comm comm) {
-  strataDataType_t t;
-  strataRedOp_t o;
   const Call c = Call::kReduce;
-  strataComm_t sc = reduction(c, comm, type, op, &t, &o);
-  if (sc == nullptr || !rootInRange(c, comm, root)) return PMPI_Reduce(sbuf, rbuf, count, type, op, root, comm);
-  const bool isRoot = rankOf(comm) == root;
-  // MPI_IN_PLACE is the root's send buffer only (MPI-3.1 5.9.1); elsewhere MPI reports it.
-  if (count < 0 || (sbuf == MPI_IN_PLACE && !isRoot) || (rbuf == MPI_IN_PLACE && isRoot)) {
-    countPassed(c, kInvalidArguments);
-    return PMPI_Reduce(sbuf, rbuf, count, type, op, root, comm);
-  }
-  Guard guard;
-  const void* send = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
-  void* recv = isRoot ? rbuf : nullptr;
-  return finishServed(c, comm, sc, strataReduce(send, recv, static_cast<size_t>(count), t, o, root, sc, nullptr), send);
+  return entryPoint(c, comm, [&] {
+    strataDataType_t t;
+    strataRedOp_t o;
+    strataComm_t sc = reduction(c, comm, type, op, &t, &o);
+    if (sc == nullptr || !rootInRange(c, comm, root)) return PMPI_Reduce(sbuf, rbuf, count, type, op, root, comm);
+    const bool isRoot = rankOf(comm) == root;
+    // MPI_IN_PLACE is the root's send buffer only (MPI-3.1 5.9.1); elsewhere MPI reports it.
+    if (count < 0 || (sbuf == MPI_IN_PLACE && !isRoot) || (rbuf == MPI_IN_PLACE && isRoot)) {
+      countPassed(c, kInvalidArguments);
+      return PMPI_Reduce(sbuf, rbuf, count, type, op, root, comm);
+    }
+    Guard guard;
+    const void* send = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
+    void* recv = isRoot ? rbuf : nullptr;
+    return finishServed(c, comm, sc, strataReduce(send, recv, static_cast<size_t>(count), t, o, root, sc, nullptr), send);
+  });
 }
 
 // MPI_IN_PLACE: the input is the whole receive buffer and the result its first block; Strata's
 // in-place result is the rank's own block, moved to the front afterwards.
 int MPI_Reduce_scatter_block(const void* sbuf, void* rbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
-  strataDataType_t t;
-  strataRedOp_t o;
   const Call c = Call::kReduceScatterBlock;
-  strataComm_t sc = reduction(c, comm, type, op, &t, &o);
-  if (sc == nullptr || count < 0 || rbuf == MPI_IN_PLACE) {
-    if (sc != nullptr) countPassed(c, kInvalidArguments);
-    return PMPI_Reduce_scatter_block(sbuf, rbuf, count, type, op, comm);
-  }
-  Guard guard;
-  const size_t n = static_cast<size_t>(count);
-  if (sbuf != MPI_IN_PLACE) {
-    return finishServed(c, comm, sc, strataReduceScatter(sbuf, rbuf, n, t, o, sc, nullptr), rbuf);
-  }
-  return reducedToFront(c, comm, sc, rbuf, n * typeSize(type),
-                        [&](void* result) { return strataReduceScatter(rbuf, result, n, t, o, sc, nullptr); });
+  return entryPoint(c, comm, [&] {
+    strataDataType_t t;
+    strataRedOp_t o;
+    strataComm_t sc = reduction(c, comm, type, op, &t, &o);
+    if (sc == nullptr || count < 0 || rbuf == MPI_IN_PLACE) {
+      if (sc != nullptr) countPassed(c, kInvalidArguments);
+      return PMPI_Reduce_scatter_block(sbuf, rbuf, count, type, op, comm);
+    }
+    Guard guard;
+    const size_t n = static_cast<size_t>(count);
+    if (sbuf != MPI_IN_PLACE) {
+      return finishServed(c, comm, sc, strataReduceScatter(sbuf, rbuf, n, t, o, sc, nullptr), rbuf);
+    }
+    return reducedToFront(c, comm, sc, rbuf, n * typeSize(type),
+                          [&](void* result) { return strataReduceScatter(rbuf, result, n, t, o, sc, nullptr); });
+  });
 }
 
 int MPI_Reduce_scatter(const void* sbuf, void* rbuf, const int rcounts[], MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
-  strataDataType_t t;
-  strataRedOp_t o;
   const Call c = Call::kReduceScatter;
-  strataComm_t sc = reduction(c, comm, type, op, &t, &o);
-  const int p = sc == nullptr ? 0 : sizeOf(comm);
-  std::vector<size_t> n;
-  const int widening = sc == nullptr || rbuf == MPI_IN_PLACE ? MPI_SUCCESS : widened(rcounts, p, true, &n);
-  if (widening == MPI_ERR_NO_MEM) return refuseServed(c, comm, sc, widening, "no host memory for the receive counts");
-  if (sc == nullptr || widening != MPI_SUCCESS || rbuf == MPI_IN_PLACE) {
-    if (sc != nullptr) countPassed(c, kInvalidArguments);
-    return PMPI_Reduce_scatter(sbuf, rbuf, rcounts, type, op, comm);
-  }
-  Guard guard;
-  if (sbuf != MPI_IN_PLACE) {
-    return finishServed(c, comm, sc, strataReduceScatterv(sbuf, rbuf, n.data(), t, o, sc, nullptr), rbuf);
-  }
-  return reducedToFront(c, comm, sc, rbuf, n[static_cast<size_t>(rankOf(comm))] * typeSize(type),
-                        [&](void* result) { return strataReduceScatterv(rbuf, result, n.data(), t, o, sc, nullptr); });
+  return entryPoint(c, comm, [&] {
+    strataDataType_t t;
+    strataRedOp_t o;
+    strataComm_t sc = reduction(c, comm, type, op, &t, &o);
+    const int p = sc == nullptr ? 0 : sizeOf(comm);
+    std::vector<size_t> n;
+    const int widening = sc == nullptr || rbuf == MPI_IN_PLACE ? MPI_SUCCESS : widened(rcounts, p, true, &n);
+    if (widening == MPI_ERR_NO_MEM) return refuseServed(c, comm, sc, widening, "no host memory for the receive counts");
+    if (sc == nullptr || widening != MPI_SUCCESS || rbuf == MPI_IN_PLACE) {
+      if (sc != nullptr) countPassed(c, kInvalidArguments);
+      return PMPI_Reduce_scatter(sbuf, rbuf, rcounts, type, op, comm);
+    }
+    Guard guard;
+    if (sbuf != MPI_IN_PLACE) {
+      return finishServed(c, comm, sc, strataReduceScatterv(sbuf, rbuf, n.data(), t, o, sc, nullptr), rbuf);
+    }
+    return reducedToFront(c, comm, sc, rbuf, n[static_cast<size_t>(rankOf(comm))] * typeSize(type),
+                          [&](void* result) { return strataReduceScatterv(rbuf, result, n.data(), t, o, sc, nullptr); });
+  });
 }
 
 }  // extern "C"
