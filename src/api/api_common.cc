@@ -19,22 +19,36 @@ strataResult_t finish(strataComm_t comm, const char* function, const Status& sta
     if (comm != nullptr) comm->setLastError(message);  // the caller holds it (Hold), or passes null
     STRATA_WARN("%s [%s]", message.c_str(), resultName(status.code()));
   } catch (...) {
-    try {  // no host memory for the message: the short one, which allocates nothing, says so
-      tlsLastError = kNoHostMemory;
-      if (comm != nullptr) comm->setLastError(kNoHostMemory);
-    } catch (...) {
-    }
+    return finishShort(comm, status.code(), kNoHostMemory);
   }
   return status.code();
 }
 
-void failUntold(strataComm* c) noexcept {
-  try {  // short messages, within the strings' own buffers
-    c->fatal = Status(strataSystemError, kNoHostMemory);
-    c->setLastError(kNoHostMemory);
+strataResult_t finishShort(strataComm_t comm, strataResult_t code, const char* note) noexcept {
+  try {
+    tlsLastError = note;
   } catch (...) {
+    tlsLastError.clear();
   }
-  c->fatalCode.store(strataSystemError, std::memory_order_release);
+  if (comm != nullptr) {
+    std::lock_guard<std::mutex> lock(comm->errorMutex);
+    try {
+      comm->lastError = note;
+    } catch (...) {
+      comm->lastError.clear();
+    }
+  }
+  return code;
+}
+
+void failUntold(strataComm* c, strataResult_t code, const char* note) noexcept {
+  try {
+    c->fatal = Status(code, note);
+  } catch (...) {
+    c->fatal = Status(code, std::string());  // an empty message allocates nothing
+  }
+  finishShort(c, code, note);
+  c->fatalCode.store(code, std::memory_order_release);
 }
 
 Status checkHandle(strataComm_t comm, const Hold& hold) {

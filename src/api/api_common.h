@@ -16,9 +16,14 @@ namespace strata::api {
 strataResult_t finish(strataComm_t comm, const char* function, const Status& status) noexcept;
 
 // The messages of a call that ran out of host memory and of one an unknown exception ended: short
-// enough for any std::string's inline buffer, so neither allocates where nothing else could.
+// enough for a std::string's own buffer (with the standard library's short-string optimisation),
+// so neither allocates where nothing else could.
 inline constexpr const char* kNoHostMemory = "no host memory";
 inline constexpr const char* kUnknownException = "an exception";
+// Records `code` with the message `note` (one of the two above), where the failure's own message
+// could not be built; where even the note cannot be kept, the message is empty. Allocates nothing
+// beyond the note.
+strataResult_t finishShort(strataComm_t comm, strataResult_t code, const char* note) noexcept;
 
 // A C entry point's whole work: an exception that escapes `body` (a message or a container that
 // could not be allocated) is returned as its code, strataSystemError for std::bad_alloc and
@@ -89,9 +94,9 @@ strataResult_t noThrow(const char* function, Body&& body) noexcept {
   try {
     return body();
   } catch (const std::bad_alloc&) {
-    return finish(nullptr, function, Status(strataSystemError, kNoHostMemory));
+    return finishShort(nullptr, strataSystemError, kNoHostMemory);
   } catch (...) {
-    return finish(nullptr, function, Status(strataInternalError, kUnknownException));
+    return finishShort(nullptr, strataInternalError, kUnknownException);
   }
 }
 
@@ -119,10 +124,12 @@ strataResult_t call(strataComm_t comm, const char* function, Body&& body, bool c
   });
 }
 
-// Where there was no host memory to tell the peers of a call this rank failed: its calls and
-// theirs no longer pair up, so the communicator fails here without a word to them (its next calls
-// fail instead of meeting the peers' earlier one, whose wait ends at the bound). Allocates nothing.
-void failUntold(strataComm* c) noexcept;
+// Where this rank could not tell its peers of a call it failed (no host memory for the notice, or
+// another exception): its calls and theirs no longer pair up, so the communicator fails here
+// without a word to them, with `code` and the message `note` (finishShort's); its next calls fail
+// instead of meeting the peers' earlier one, whose wait ends at the bound. Allocates nothing
+// beyond the note.
+void failUntold(strataComm* c, strataResult_t code, const char* note) noexcept;
 
 template <typename Body>
 strataResult_t collective(strataComm_t comm, const char* function, Body&& body) {
@@ -143,8 +150,10 @@ strataResult_t collective(strataComm_t comm, const char* function, Body&& body) 
       stopPeerKernels(c, seq, false);
       const Status heard = c->notices.refused(seq, what, c->wait);
       if (!heard.ok()) failComm(c, heard);
+    } catch (const std::bad_alloc&) {
+      failUntold(c, strataSystemError, kNoHostMemory);
     } catch (...) {
-      failUntold(c);
+      failUntold(c, strataInternalError, kUnknownException);
     }
     return s;
   }, true);

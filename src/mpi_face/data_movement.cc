@@ -25,13 +25,13 @@ int MPI_Bcast(void* buf, int count, MPI_Datatype type, int root, MPI_Comm comm) 
     if (sc == nullptr || !rootInRange(c, comm, root)) return PMPI_Bcast(buf, count, type, root, comm);
     PackedBlocks b;
     if (count < 0 || buf == MPI_IN_PLACE || !b.describe(buf, 1, count, type)) {
-      if (const PackedBlocks* f = lackingResources({&b})) return refusePacking(c, comm, sc, *f);
+      if (const PackedBlocks* f = lackingResources({&b})) return refusePacking(c, comm, *f);
       countPassed(c, kInvalidArguments);
       return PMPI_Bcast(buf, count, type, root, comm);
     }
     Guard guard;
     const bool isRoot = rankOf(comm) == root;
-    if (isRoot && !b.packIn()) return refusePacking(c, comm, sc, b);
+    if (isRoot && !b.packIn()) return refusePacking(c, comm, b);
     const int rc = finishServed(c, comm, sc, strataBroadcast(b.data(), b.data(), b.bytes(0), strataUint8, root, sc, nullptr),
                                 b.data());
     return unpacked(c, comm, rc, isRoot ? nullptr : &b);
@@ -50,12 +50,12 @@ int MPI_Allgather(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, 
     const bool ok = rcount >= 0 && rbuf != MPI_IN_PLACE && recv.describe(rbuf, static_cast<size_t>(p), rcount, rtype) &&
                     (inPlace || (scount >= 0 && send.describe(sbuf, 1, scount, stype) && send.bytes(0) == recv.bytes(0)));
     if (!ok) {
-      if (const PackedBlocks* f = lackingResources({&recv, &send})) return refusePacking(c, comm, sc, *f);
+      if (const PackedBlocks* f = lackingResources({&recv, &send})) return refusePacking(c, comm, *f);
       countPassed(c, kInvalidArguments);
       return PMPI_Allgather(sbuf, scount, stype, rbuf, rcount, rtype, comm);
     }
     Guard guard;
-    if (!(inPlace ? recv.packIn(me, me + 1) : send.packIn())) return refusePacking(c, comm, sc, inPlace ? recv : send);
+    if (!(inPlace ? recv.packIn(me, me + 1) : send.packIn())) return refusePacking(c, comm, inPlace ? recv : send);
     const void* s = inPlace ? recv.block(me) : send.data();
     const int rc = finishServed(c, comm, sc, strataAllGather(s, recv.data(), recv.bytes(0), strataUint8, sc, nullptr),
                                 recv.data());
@@ -76,13 +76,13 @@ int MPI_Allgatherv(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf,
                     (inPlace || (scount >= 0 && send.describe(sbuf, 1, scount, stype) &&
                                  send.bytes(0) == recv.bytes(static_cast<size_t>(me))));
     if (!ok) {
-      if (const PackedBlocks* f = lackingResources({&recv, &send})) return refusePacking(c, comm, sc, *f);
+      if (const PackedBlocks* f = lackingResources({&recv, &send})) return refusePacking(c, comm, *f);
       countPassed(c, kInvalidArguments);
       return PMPI_Allgatherv(sbuf, scount, stype, rbuf, rcounts, displs, rtype, comm);
     }
     Guard guard;
     const size_t m = static_cast<size_t>(me);
-    if (!(inPlace ? recv.packIn(m, m + 1) : send.packIn())) return refusePacking(c, comm, sc, inPlace ? recv : send);
+    if (!(inPlace ? recv.packIn(m, m + 1) : send.packIn())) return refusePacking(c, comm, inPlace ? recv : send);
     const void* s = inPlace ? recv.block(m) : send.data();
     const int rc = finishServed(
         c, comm, sc,
@@ -105,13 +105,13 @@ int MPI_Alltoall(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, i
                     (inPlace || (scount >= 0 && send.describe(sbuf, static_cast<size_t>(p), scount, stype) &&
                                  send.bytes(0) == recv.bytes(0)));
     if (!ok) {
-      if (const PackedBlocks* f = lackingResources({&recv, &send})) return refusePacking(c, comm, sc, *f);
+      if (const PackedBlocks* f = lackingResources({&recv, &send})) return refusePacking(c, comm, *f);
       countPassed(c, kInvalidArguments);
       return PMPI_Alltoall(sbuf, scount, stype, rbuf, rcount, rtype, comm);
     }
     Guard guard;
     PackedBlocks& in = inPlace ? recv : send;
-    if (!in.packIn()) return refusePacking(c, comm, sc, in);
+    if (!in.packIn()) return refusePacking(c, comm, in);
     const int rc = finishServed(c, comm, sc, strataAlltoAll(in.data(), recv.data(), recv.bytes(0), strataUint8, sc, nullptr),
                                 recv.data());
     return unpacked(c, comm, rc, &recv);
@@ -130,13 +130,13 @@ int MPI_Alltoallv(const void* sbuf, const int scounts[], const int sdispls[], MP
     const bool ok = rbuf != MPI_IN_PLACE && recv.describe(rbuf, rcounts, rdispls, p, rtype) &&
                     (inPlace || send.describe(sbuf, scounts, sdispls, p, stype));
     if (!ok) {
-      if (const PackedBlocks* f = lackingResources({&recv, &send})) return refusePacking(c, comm, sc, *f);
+      if (const PackedBlocks* f = lackingResources({&recv, &send})) return refusePacking(c, comm, *f);
       countPassed(c, kInvalidArguments);
       return PMPI_Alltoallv(sbuf, scounts, sdispls, stype, rbuf, rcounts, rdispls, rtype, comm);
     }
     Guard guard;
     PackedBlocks& in = inPlace ? recv : send;
-    if (!in.packIn()) return refusePacking(c, comm, sc, in);
+    if (!in.packIn()) return refusePacking(c, comm, in);
     const int rc = finishServed(c, comm, sc,
                                 strataAlltoAllv(in.data(), in.bytes().data(), in.offsets().data(), recv.data(),
                                                 recv.bytes().data(), recv.offsets().data(), strataUint8, sc, nullptr),
@@ -160,13 +160,13 @@ int MPI_Gather(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, int
     ok = ok && (inPlace || (scount >= 0 && sbuf != MPI_IN_PLACE && send.describe(sbuf, 1, scount, stype) &&
                             (!isRoot || send.bytes(0) == recv.bytes(0))));
     if (!ok) {
-      if (const PackedBlocks* f = lackingResources({&recv, &send})) return refusePacking(c, comm, sc, *f);
+      if (const PackedBlocks* f = lackingResources({&recv, &send})) return refusePacking(c, comm, *f);
       countPassed(c, kInvalidArguments);
       return PMPI_Gather(sbuf, scount, stype, rbuf, rcount, rtype, root, comm);
     }
     Guard guard;
     const size_t r = static_cast<size_t>(root);
-    if (!(inPlace ? recv.packIn(r, r + 1) : send.packIn())) return refusePacking(c, comm, sc, inPlace ? recv : send);
+    if (!(inPlace ? recv.packIn(r, r + 1) : send.packIn())) return refusePacking(c, comm, inPlace ? recv : send);
     const void* s = inPlace ? recv.block(r) : send.data();
     const size_t block = isRoot ? recv.bytes(0) : send.bytes(0);
     const int rc = finishServed(c, comm, sc,
@@ -193,12 +193,12 @@ int MPI_Gatherv(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, co
     ok = ok && (inPlace || (scount >= 0 && sbuf != MPI_IN_PLACE && send.describe(sbuf, 1, scount, stype) &&
                             (!isRoot || send.bytes(0) == recv.bytes(r))));
     if (!ok) {
-      if (const PackedBlocks* f = lackingResources({&recv, &send})) return refusePacking(c, comm, sc, *f);
+      if (const PackedBlocks* f = lackingResources({&recv, &send})) return refusePacking(c, comm, *f);
       countPassed(c, kInvalidArguments);
       return PMPI_Gatherv(sbuf, scount, stype, rbuf, rcounts, displs, rtype, root, comm);
     }
     Guard guard;
-    if (!(inPlace ? recv.packIn(r, r + 1) : send.packIn())) return refusePacking(c, comm, sc, inPlace ? recv : send);
+    if (!(inPlace ? recv.packIn(r, r + 1) : send.packIn())) return refusePacking(c, comm, inPlace ? recv : send);
     const void* s = inPlace ? recv.block(r) : send.data();
     const size_t sendBytes = inPlace ? recv.bytes(r) : send.bytes(0);
     const int rc = finishServed(c, comm, sc,
@@ -225,13 +225,13 @@ int MPI_Scatter(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, in
     ok = ok && (inPlace || (rcount >= 0 && rbuf != MPI_IN_PLACE && recv.describe(rbuf, 1, rcount, rtype) &&
                             (!isRoot || recv.bytes(0) == send.bytes(0))));
     if (!ok) {
-      if (const PackedBlocks* f = lackingResources({&send, &recv})) return refusePacking(c, comm, sc, *f);
+      if (const PackedBlocks* f = lackingResources({&send, &recv})) return refusePacking(c, comm, *f);
       countPassed(c, kInvalidArguments);
       return PMPI_Scatter(sbuf, scount, stype, rbuf, rcount, rtype, root, comm);
     }
     Guard guard;
     const size_t r = static_cast<size_t>(root);
-    if (isRoot && !send.packIn()) return refusePacking(c, comm, sc, send);
+    if (isRoot && !send.packIn()) return refusePacking(c, comm, send);
     void* d = inPlace ? send.block(r) : recv.data();
     const size_t block = isRoot ? send.bytes(0) : recv.bytes(0);
     const int rc = finishServed(c, comm, sc, strataScatter(isRoot ? send.data() : nullptr, d, block, strataUint8, root, sc, nullptr),
@@ -257,12 +257,12 @@ int MPI_Scatterv(const void* sbuf, const int scounts[], const int displs[], MPI_
     ok = ok && (inPlace || (rcount >= 0 && rbuf != MPI_IN_PLACE && recv.describe(rbuf, 1, rcount, rtype) &&
                             (!isRoot || recv.bytes(0) == send.bytes(r))));
     if (!ok) {
-      if (const PackedBlocks* f = lackingResources({&send, &recv})) return refusePacking(c, comm, sc, *f);
+      if (const PackedBlocks* f = lackingResources({&send, &recv})) return refusePacking(c, comm, *f);
       countPassed(c, kInvalidArguments);
       return PMPI_Scatterv(sbuf, scounts, displs, stype, rbuf, rcount, rtype, root, comm);
     }
     Guard guard;
-    if (isRoot && !send.packIn()) return refusePacking(c, comm, sc, send);
+    if (isRoot && !send.packIn()) return refusePacking(c, comm, send);
     void* d = inPlace ? send.block(r) : recv.data();
     const size_t recvBytes = inPlace ? send.bytes(r) : recv.bytes(0);
     const int rc = finishServed(c, comm, sc,

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <new>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -19,11 +20,6 @@ namespace strata::mpi_face {
 namespace {
 
 thread_local int tGuardDepth = 0;
-// The Strata communicator this thread has just aborted, while its MPI communicator's attribute is
-// set to abortedComm(): the delete callback MPI runs for the old value, on this thread inside
-// PMPI_Comm_set_attr, finds it freed already (abortStrataComm). Nothing allocated, so the face can
-// abort where memory ran out.
-thread_local strataComm_t tReplacingAborted = nullptr;
 
 struct Counts {
   std::atomic<long> served{0};
@@ -83,23 +79,55 @@ void printCounts() noexcept try {
   std::fprintf(stderr, "[strata-mpi] the counts of calls served and passed: no host memory to print them\n");
 }
 
-// What an MPI communicator's attribute holds once refuseServed aborted its Strata communicator: its
-// calls fail from then on, on this rank as on the peers (passed to MPI, they would wait there for
-// peers whose Strata calls fail). Never a live communicator.
+// What a slot holds once the face aborted its Strata communicator (abortStrataComm): its calls
+// fail from then on, on this rank as on the peers (passed to MPI, they would wait there for peers
+// whose Strata calls fail). Never a live communicator.
 char gAbortedMarker;
 strataComm_t abortedComm() { return reinterpret_cast<strataComm_t>(&gAbortedMarker); }
+
+// What an MPI communicator's attribute points to where Strata created its communicator (the
+// attribute is null where it could not): that communicator, until an abort frees it and leaves
+// abortedComm(). Allocated before the creation, so that an abort, which may come where the host has
+// no memory left, changes it with neither an allocation nor an MPI call (MPI's attribute calls may
+// allocate).
+struct CommSlot {
+  std::atomic<strataComm_t> sc{nullptr};
+};
+
+// The slot of `comm`, or null (no Strata communicator, or none could be created). No allocation.
+CommSlot* slotOf(MPI_Comm comm) noexcept {
+  int key = MPI_KEYVAL_INVALID;
+  try {
+    key = state().commKey;
+  } catch (...) {
+    return nullptr;  // the face's State could not be made: no communicator of the face exists yet
+  }
+  void* value = nullptr;
+  int found = 0;
+  if (key == MPI_KEYVAL_INVALID || comm == MPI_COMM_NULL || PMPI_Comm_get_attr(comm, key, &value, &found) != MPI_SUCCESS ||
+      !found) {
+    return nullptr;
+  }
+  return static_cast<CommSlot*>(value);
+}
 
 // Attribute callbacks run inside the MPI library: Strata's MPI calls go straight to it.
 int deleteComm(MPI_Comm comm, int, void* value, void*) {
   Guard guard;
-  // Null, the marker, or the Strata communicator an abort has just freed: nothing to destroy.
-  const bool destroyed = value == nullptr || value == abortedComm() || value == tReplacingAborted;
   {
     State& s = state();
     std::lock_guard<std::mutex> lock(s.mutex);
     s.withComm.erase(std::remove(s.withComm.begin(), s.withComm.end(), comm), s.withComm.end());
   }
-  if (!destroyed) strataCommDestroy(static_cast<strataComm_t>(value));
+  if (value == nullptr) return MPI_SUCCESS;
+  CommSlot* slot = static_cast<CommSlot*>(value);
+  const strataComm_t sc = slot->sc.load();
+  if (sc != nullptr && sc != abortedComm() && strataCommDestroy(sc) != strataSuccess) {
+    // Not the program's error (MPI_Comm_free succeeds): said, so that it is seen (the face tests fail on it).
+    std::fprintf(stderr, "[strata-mpi] freeing an MPI communicator, destroying its Strata communicator failed: %s\n",
+                 strataGetLastError(nullptr));
+  }
+  delete slot;
   return MPI_SUCCESS;
 }
 
@@ -182,8 +210,11 @@ strataComm_t strataCommOf(MPI_Comm comm, const char** why) {
   int found = 0;
   PMPI_Comm_get_attr(comm, s.commKey, &value, &found);
   if (found) {
-    if (value == nullptr) *why = "Strata could not create its communicator";
-    return static_cast<strataComm_t>(value);
+    if (value == nullptr) {
+      *why = "Strata could not create its communicator";
+      return nullptr;
+    }
+    return static_cast<CommSlot*>(value)->sc.load();
   }
   Guard guard;
   strataComm_t sc = nullptr;
@@ -192,16 +223,21 @@ strataComm_t strataCommOf(MPI_Comm comm, const char** why) {
   strataConfig_t config = STRATA_CONFIG_INITIALIZER;
   const char* native = std::getenv("STRATA_MPI_NATIVE");
   config.mpiNative = native == nullptr || std::atoi(native) > 0 ? 1 : 0;
-  const strataResult_t rc = strataCommInitMpi(&sc, comm, &config);
+  CommSlot* slot = new (std::nothrow) CommSlot;
+  const strataResult_t rc = slot == nullptr ? strataSystemError : strataCommInitMpi(&sc, comm, &config);
   // Every rank learns whether every rank has one, so all take the same path from here on.
   int mine = rc == strataSuccess ? 1 : 0, all = 0;
   PMPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, comm);
   if (all != 1) {
     if (sc != nullptr) strataCommDestroy(sc);
     sc = nullptr;
+    delete slot;
+    slot = nullptr;
     *why = "Strata could not create its communicator";
+  } else {
+    slot->sc.store(sc);
   }
-  PMPI_Comm_set_attr(comm, s.commKey, sc);
+  PMPI_Comm_set_attr(comm, s.commKey, slot);
   {
     std::lock_guard<std::mutex> lock(s.mutex);
     s.withComm.push_back(comm);
@@ -306,8 +342,9 @@ namespace {
 
 // Hands `code` to the communicator's MPI error handler: MPI_ERRORS_ARE_FATAL prints `message` and
 // aborts the job, MPI_ERRORS_RETURN returns the code, any other handler is called with it. Nothing
-// allocated here, so escaped() can use it where memory ran out.
-int handOver(MPI_Comm comm, int code, const char* message) noexcept {
+// allocated here, so outOfMemory() can use it where memory ran out. The program's handler may throw
+// (a C++ program's): its exception goes to the program.
+int handOver(MPI_Comm comm, int code, const char* message) {
   MPI_Errhandler handler = MPI_ERRHANDLER_NULL;
   PMPI_Comm_get_errhandler(comm, &handler);
   const bool returns = handler == MPI_ERRORS_RETURN;
@@ -321,17 +358,17 @@ int handOver(MPI_Comm comm, int code, const char* message) noexcept {
   return code;
 }
 
-// Aborts `sc`, the Strata communicator `comm` holds, where it is live and has peers, which tells
-// them (strataCommAbort); `comm` then holds abortedComm(). False where there was no abort: no peers,
-// aborted already, or still live (another thread's call held it past the bound: it is destroyed
-// with its MPI communicator). Allocates nothing of its own.
-bool abortStrataComm(MPI_Comm comm, strataComm_t sc) noexcept {
-  int size = 1;  // the MPI communicator's (Strata's count fails once the communicator failed)
-  if (sc == nullptr || sc == abortedComm() || PMPI_Comm_size(comm, &size) != MPI_SUCCESS || size <= 1) return false;
+// Aborts the Strata communicator `comm` holds, where it is live, usable and has peers, which tells
+// them (strataCommAbort); its slot then holds abortedComm(). False where there was no abort: no
+// peers, failed or aborted already, or still live (another thread's call held it past the bound: it
+// is destroyed with its MPI communicator). Allocates nothing of its own.
+bool abortStrataComm(MPI_Comm comm) noexcept {
+  CommSlot* slot = slotOf(comm);
+  const strataComm_t sc = slot == nullptr ? nullptr : slot->sc.load();
+  int size = 1;
+  if (sc == nullptr || sc == abortedComm() || strataCommCount(sc, &size) != strataSuccess || size <= 1) return false;
   if (strataCommAbort(sc) != strataSuccess) return false;
-  tReplacingAborted = sc;
-  PMPI_Comm_set_attr(comm, state().commKey, abortedComm());  // deletes the old value: deleteComm finds it aborted
-  tReplacingAborted = nullptr;
+  slot->sc.store(abortedComm());
   return true;
 }
 
@@ -344,33 +381,19 @@ int failServed(Call c, MPI_Comm comm, int errorClass, const std::string& what) {
   return handOver(comm, faceCode(errorClass, message), message.c_str());
 }
 
-int refuseServed(Call c, MPI_Comm comm, strataComm_t sc, int errorClass, const std::string& what) {
+int refuseServed(Call c, MPI_Comm comm, int errorClass, const std::string& what) {
   Guard guard;  // the abort's notices are Strata's own MPI calls
-  const bool aborted = abortStrataComm(comm, sc);
+  const bool aborted = abortStrataComm(comm);
   return failServed(c, comm, errorClass, aborted ? what + kAbortedNote : what);
 }
 
-int escaped(Call c, MPI_Comm comm, int errorClass) noexcept {
+int outOfMemory(Call c, MPI_Comm comm) {
   Guard guard;
-  bool aborted = false;
-  int key = MPI_KEYVAL_INVALID;
-  try {
-    key = state().commKey;
-  } catch (...) {
-    // The face's State could not be made: no communicator of the face exists yet.
-  }
-  if (key != MPI_KEYVAL_INVALID && comm != MPI_COMM_NULL) {
-    void* value = nullptr;
-    int found = 0;
-    if (PMPI_Comm_get_attr(comm, key, &value, &found) == MPI_SUCCESS && found) {
-      aborted = abortStrataComm(comm, static_cast<strataComm_t>(value));
-    }
-  }
+  const bool aborted = abortStrataComm(comm);
   char message[MPI_MAX_ERROR_STRING];
-  std::snprintf(message, sizeof message, "strata-mpi: MPI_%s: %s%s", callName(c),
-                errorClass == MPI_ERR_NO_MEM ? "no host memory for the face's own work" : "an unexpected exception in the face",
+  std::snprintf(message, sizeof message, "strata-mpi: MPI_%s: no host memory for the face's own work%s", callName(c),
                 aborted ? kAbortedNote : "");
-  return handOver(comm, errorClass, message);
+  return handOver(comm, MPI_ERR_NO_MEM, message);
 }
 
 }  // namespace strata::mpi_face

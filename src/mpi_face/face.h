@@ -72,25 +72,25 @@ int failServed(Call c, MPI_Comm comm, int errorClass, const std::string& what);
 // for it until the communicator's bound; its own error goes to the handler as failServed's. The
 // communicator fails on every rank, as after any failed collective. Under MPI_THREAD_SERIALIZED on
 // a thread other than the main one the abort tells no peer (strataCommAbort's rule).
-int refuseServed(Call c, MPI_Comm comm, strataComm_t sc, int errorClass, const std::string& what);
+int refuseServed(Call c, MPI_Comm comm, int errorClass, const std::string& what);
 
-// Where an exception left an entry point's body (`errorClass`: MPI_ERR_NO_MEM for std::bad_alloc,
-// MPI_ERR_INTERN for any other): the face's own allocations (an error's message, its bookkeeping)
-// failing where the host has no memory left. Nothing allocated here: the Strata communicator of
-// `comm`, where it is live and has peers, is aborted, so peers in a Strata call fail at once (a
-// call that had succeeded on them leaves the communicator failed for the next, as any abort); the
-// error class's own code goes to the communicator's MPI error handler.
-int escaped(Call c, MPI_Comm comm, int errorClass) noexcept;
+// Where the host had no memory for the face's own allocations (an error's message, its
+// bookkeeping: std::bad_alloc left an entry point's body): the Strata communicator of `comm`, where
+// it is live, usable and has peers, is aborted, so peers in a Strata call fail at once (a call that
+// had succeeded on them leaves the communicator failed for the next, as any abort), and MPI's own
+// MPI_ERR_NO_MEM, which needs no string, goes to the communicator's MPI error handler. Nothing
+// allocated here.
+int outOfMemory(Call c, MPI_Comm comm);
 
-// An MPI entry point's body: no exception crosses the C boundary (escaped()).
+// An MPI entry point's body: std::bad_alloc does not cross the C boundary (outOfMemory()). Any
+// other exception is the program's own (its error handler's, called from within MPI), and goes on
+// to it.
 template <typename Body>
-int entryPoint(Call c, MPI_Comm comm, Body&& body) noexcept {
+int entryPoint(Call c, MPI_Comm comm, Body&& body) {
   try {
     return body();
   } catch (const std::bad_alloc&) {
-    return escaped(c, comm, MPI_ERR_NO_MEM);
-  } catch (...) {
-    return escaped(c, comm, MPI_ERR_INTERN);
+    return outOfMemory(c, comm);
   }
 }
 

@@ -30,8 +30,8 @@ int failPacking(Call c, MPI_Comm comm, const PackedBlocks& blocks) {
   return failServed(c, comm, blocks.errorClass(), blocks.error());
 }
 
-int refusePacking(Call c, MPI_Comm comm, strataComm_t sc, const PackedBlocks& blocks) {
-  return refuseServed(c, comm, sc, blocks.errorClass(), blocks.error());
+int refusePacking(Call c, MPI_Comm comm, const PackedBlocks& blocks) {
+  return refuseServed(c, comm, blocks.errorClass(), blocks.error());
 }
 
 const PackedBlocks* lackingResources(std::initializer_list<const PackedBlocks*> blocks) {

@@ -124,7 +124,7 @@ int widened(const int* v, int p, bool counts, std::vector<T>* out) {
 // (failServed, src/mpi_face/face.h).
 int failPacking(Call c, MPI_Comm comm, const PackedBlocks& blocks);
 // Blocks this rank could not stage or pack before the call: it takes no part in it (refuseServed).
-int refusePacking(Call c, MPI_Comm comm, strataComm_t sc, const PackedBlocks& blocks);
+int refusePacking(Call c, MPI_Comm comm, const PackedBlocks& blocks);
 // The first of `blocks` that lacks resources (PackedBlocks::lacksResources), or null.
 const PackedBlocks* lackingResources(std::initializer_list<const PackedBlocks*> blocks);
 

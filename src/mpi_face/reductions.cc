@@ -98,7 +98,7 @@ bool copyBytes(void* dst, const void* src, size_t bytes) {
 template <typename Reduce>
 int reducedToFront(Call c, MPI_Comm comm, strataComm_t sc, void* rbuf, size_t bytes, Reduce reduce) {
   ScratchLike result(rbuf, bytes);
-  if (!result.ok()) return refuseServed(c, comm, sc, MPI_ERR_NO_MEM, "no scratch for the in-place result");
+  if (!result.ok()) return refuseServed(c, comm, MPI_ERR_NO_MEM, "no scratch for the in-place result");
   const int rc = finishServed(c, comm, sc, reduce(result.data()), rbuf);
   if (rc != MPI_SUCCESS || copyBytes(rbuf, result.data(), bytes)) return rc;
   return failServed(c, comm, MPI_ERR_OTHER, "copying the in-place result to the front of the receive buffer failed");
@@ -182,7 +182,7 @@ int MPI_Reduce_scatter(const void* sbuf, void* rbuf, const int rcounts[], MPI_Da
     const int p = sc == nullptr ? 0 : sizeOf(comm);
     std::vector<size_t> n;
     const int widening = sc == nullptr || rbuf == MPI_IN_PLACE ? MPI_SUCCESS : widened(rcounts, p, true, &n);
-    if (widening == MPI_ERR_NO_MEM) return refuseServed(c, comm, sc, widening, "no host memory for the receive counts");
+    if (widening == MPI_ERR_NO_MEM) return refuseServed(c, comm, widening, "no host memory for the receive counts");
     if (sc == nullptr || widening != MPI_SUCCESS || rbuf == MPI_IN_PLACE) {
       if (sc != nullptr) countPassed(c, kInvalidArguments);
       return PMPI_Reduce_scatter(sbuf, rbuf, rcounts, type, op, comm);

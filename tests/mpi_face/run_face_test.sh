@@ -1,7 +1,8 @@
 #!/bin/sh
 # Runs an MPI program on NP ranks through the MPI face (LD_PRELOAD of libstrata_mpi.so), then checks
-# that it exited 0 and that the face served the listed collectives (its STRATA_DEBUG=INFO counts,
-# printed at MPI_Finalize, show at least one call served by Strata for each).
+# that it exited 0, that the face destroyed every Strata communicator it made, and that it served the
+# listed collectives (its STRATA_DEBUG=INFO counts, printed at MPI_Finalize, show at least one call
+# served by Strata for each).
 #   run_face_test.sh MPIEXEC NP FACE_LIB "COLLECTIVES" PROGRAM [ARGS...]
 # FACE_LIB "none" runs the program without the face (the same program, the same results);
 # COLLECTIVES "-" expects none.
@@ -20,6 +21,11 @@ grep '\[strata-mpi\] rank 0 ' "$log" || true
 if [ $rc -ne 0 ]; then
   cat "$log" >&2
   echo "run_face_test: the program failed (exit $rc)" >&2
+  exit 1
+fi
+if grep -q '\[strata-mpi\] freeing an MPI communicator' "$log"; then
+  cat "$log" >&2
+  echo "run_face_test: the face failed to destroy a Strata communicator" >&2
   exit 1
 fi
 [ "$expect" = - ] && expect=""

@@ -116,8 +116,9 @@ strataResult_t strataCommCount(strataComm_t comm, int* count);
 strataResult_t strataCommUserRank(strataComm_t comm, int* rank);
 const char* strataGetErrorString(strataResult_t result);
 /* The last error on comm (what, where); for a NULL or destroyed comm, the calling thread's last error.
- * Where the host had no memory left to build the message, it is "no host memory" (the call's code
- * strataSystemError), and a rank whose call failed so without telling its peers fails comm. */
+ * Where the host had no memory left to build a failure's message, it is "no host memory" (the call
+ * keeps its failure's code: strataSystemError where the memory ran out in the call itself), and a
+ * rank that could not tell its peers of a call it failed fails comm (its next call fails). */
 const char* strataGetLastError(strataComm_t comm);
 /* An error that arose outside a call, as NCCL's ncclCommGetAsyncError: *asyncError is strataSuccess
  * while comm is usable and none of its device work has failed; else the code of what failed: a

@@ -1,7 +1,9 @@
-// The MPI face (preloaded) on a rank whose host runs out of memory, through the MPI functions an
-// ordinary program calls (with MPI_ERRORS_RETURN): no exception leaves an MPI function, every
-// rank's call returns an error, and another communicator works afterwards. The process's operator
-// new is replaced (tests/mpi/failing_new.h), which reaches the face's and Strata's allocations.
+// The MPI face (preloaded) beneath a C++ program. On a rank whose host runs out of memory, through
+// the MPI functions an ordinary program calls (with MPI_ERRORS_RETURN): no std::bad_alloc leaves an
+// MPI function, every rank's call returns an error, and another communicator works afterwards (the
+// process's operator new is replaced, tests/mpi/failing_new.h, which reaches the face's and
+// Strata's allocations). And an exception the program's own error handler throws reaches the
+// program, as it would without the face.
 #include <mpi.h>
 
 #include <chrono>
@@ -63,6 +65,8 @@ void stagingDoesNotFit(int p, int me) {
   MPI_Type_commit(&strided);
   std::vector<int> send(n, me + 1), recv(2 * static_cast<size_t>(n) * p, 0);
   CHECK(MPI_Allgather(send.data(), 1, MPI_INT, recv.data(), 1, MPI_INT, comm) == MPI_SUCCESS, "warm-up allgather");
+  // Every rank out of the warm-up before the abort: a peer still in it would fail it too.
+  MPI_Barrier(MPI_COMM_WORLD);
   if (me == victim) strata::test::failAllocationsFrom(1 << 20);
   const Outcome o = timed([&] { return MPI_Allgather(send.data(), n, MPI_INT, recv.data(), 1, strided, comm); });
   strata::test::allowAllocations();
@@ -88,6 +92,7 @@ void nothingAllocates(int p, int me) {
   MPI_Comm comm = returningDup();
   std::vector<int> in(1021, 1), out(1021, 0);
   CHECK(MPI_Allreduce(in.data(), out.data(), 5, MPI_INT, MPI_SUM, comm) == MPI_SUCCESS && out[0] == p, "warm-up allreduce");
+  MPI_Barrier(MPI_COMM_WORLD);
   const long failedBefore = strata::test::failedAllocations();
   if (me == victim) strata::test::failAllocationsFrom(0);
   const Outcome o = timed([&] { return MPI_Allreduce(in.data(), out.data(), 1021, MPI_INT, MPI_SUM, comm); });
@@ -103,6 +108,40 @@ void nothingAllocates(int p, int me) {
   MPI_Comm_free(&comm);
 }
 
+struct HandlerThrew {
+  int code;
+};
+void throwingHandler(MPI_Comm*, int* code, ...) { throw HandlerThrew{*code}; }
+
+// Ranks that pass different counts to an allreduce Strata serves: Strata refuses it on every rank
+// (the communicator stays usable), and the error handler, which throws, is called with its code.
+void handlerExceptionReachesTheProgram(int p, int me) {
+  if (p < 2) return;  // one rank cannot disagree with itself
+  MPI_Comm comm;
+  MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+  MPI_Errhandler handler;
+  MPI_Comm_create_errhandler(throwingHandler, &handler);
+  MPI_Comm_set_errhandler(comm, handler);
+  std::vector<int> in(4, 1), out(4, 0);
+  bool caught = false;
+  int cls = MPI_SUCCESS;
+  try {
+    MPI_Allreduce(in.data(), out.data(), me == 0 ? 3 : 4, MPI_INT, MPI_SUM, comm);
+  } catch (const HandlerThrew& e) {
+    caught = true;
+    MPI_Error_class(e.code, &cls);
+  }
+  CHECK(caught && cls == MPI_ERR_OTHER, "the handler's exception for ranks that disagree: caught %d, class %d", caught, cls);
+  try {
+    CHECK(MPI_Allreduce(in.data(), out.data(), 4, MPI_INT, MPI_SUM, comm) == MPI_SUCCESS && out[3] == p,
+          "an allreduce after the refused one: %d", out[3]);
+  } catch (const HandlerThrew& e) {
+    CHECK(false, "the allreduce after the refused one failed: code %d", e.code);
+  }
+  MPI_Comm_free(&comm);
+  MPI_Errhandler_free(&handler);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -112,6 +151,7 @@ int main(int argc, char** argv) {
   MPI_Comm_size(MPI_COMM_WORLD, &p);
   stagingDoesNotFit(p, worldRank);
   nothingAllocates(p, worldRank);
+  handlerExceptionReachesTheProgram(p, worldRank);
   // Afterwards, a fresh communicator serves calls and gets them right.
   MPI_Comm comm = returningDup();
   std::vector<int> in(333, worldRank), out(333, -1);
@@ -120,7 +160,7 @@ int main(int argc, char** argv) {
   MPI_Comm_free(&comm);
   int all = 0;
   MPI_Allreduce(&failures, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-  if (worldRank == 0) std::printf("face_no_memory_test: %d ranks, %d failed checks\n", p, all);
+  if (worldRank == 0) std::printf("face_cxx_test: %d ranks, %d failed checks\n", p, all);
   MPI_Finalize();
   return all == 0 ? 0 : 1;
 }
