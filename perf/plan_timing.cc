@@ -130,6 +130,20 @@ double firstCommonGap(const SerialTimeline& a, const SerialTimeline& b, const Co
 }
 
 // One (source, destination, tag) channel: MPI matches its sends and receives in order.
+struct ChannelKey {
+  int src, dst, tag;
+  bool operator==(const ChannelKey& o) const { return src == o.src && dst == o.dst && tag == o.tag; }
+};
+struct ChannelKeyHash {
+  size_t operator()(const ChannelKey& k) const {
+    uint64_t h = (static_cast<uint64_t>(static_cast<uint32_t>(k.src)) << 32 | static_cast<uint32_t>(k.dst)) ^
+                 (static_cast<uint64_t>(static_cast<uint32_t>(k.tag)) * 0x9E3779B97F4A7C15ull);
+    h ^= h >> 31;  // splitmix64's finish
+    h *= 0xBF58476D1CE4E5B9ull;
+    h ^= h >> 27;
+    return static_cast<size_t>(h);
+  }
+};
 struct Channel {
   struct Send {
     StepId step;
@@ -304,7 +318,14 @@ class Timeline {
     finishStep(c.dst, c.recv, begin + copy + rewriteOf(c.dst, c.recv));
   }
 
-  Channel& channel(int src, int dst, int tag) { return channels_[std::make_tuple(src, dst, tag)]; }
+  // The channel of `k`, opened where none is.
+  Channel& channel(const ChannelKey& k) { return channels_[k]; }
+  // Closes a channel on which nothing waits: a plan's channels are many (a ring's steps each on a tag
+  // of its own), and the drained ones kept would hold most of a large simulation's memory and time
+  // (1024 ranks of a ring allreduce: 3.6 GB in a tree of 2 million channels).
+  void closeIfDrained(const ChannelKey& k, const Channel& c) {
+    if (c.sends.empty() && c.recvs.empty()) channels_.erase(k);
+  }
   // The flat level's costs for work rank `r` starts at `t` (a copy of a message within its node, a
   // reduction, a copy within it): at the share of its host's processes busy then, those with work
   // booked over `t` and itself, as the formulas price a phase by the share it keeps busy
@@ -349,11 +370,13 @@ class Timeline {
       }
       case StepKind::kSend: {
         const double bytes = static_cast<double>(st.src.count) * es;
-        Channel& c = channel(r, st.peer, st.tag);
+        const ChannelKey key{r, st.peer, st.tag};
+        Channel& c = channel(key);
         const bool eager = bytes <= m_.eagerBytes;
         if (!c.recvs.empty()) {
           const Channel::Recv rv = c.recvs.front();
           c.recvs.pop_front();
+          closeIfDrained(key, c);
           if (!eager) {
             rendezvous(r, s, st.peer, rv.step, bytes, t);
             return Status::Ok();
@@ -371,13 +394,15 @@ class Timeline {
         return Status::Ok();
       }
       case StepKind::kRecv: {
-        Channel& c = channel(st.peer, r, st.tag);
+        const ChannelKey key{st.peer, r, st.tag};
+        Channel& c = channel(key);
         if (c.sends.empty()) {
           c.recvs.push_back({s, t});
           return Status::Ok();
         }
         const Channel::Send sd = c.sends.front();
         c.sends.pop_front();
+        closeIfDrained(key, c);
         if (sd.arrival >= 0) {  // eager: already on its way
           finishStep(r, s, std::max(t, sd.arrival) + rewriteOf(r, s));
         } else {
@@ -420,7 +445,7 @@ class Timeline {
   std::vector<RankRun> ranks_;
   std::priority_queue<Event, std::vector<Event>, std::greater<Event>> events_;
   uint64_t seq_ = 0;
-  std::map<std::tuple<int, int, int>, Channel> channels_;
+  std::unordered_map<ChannelKey, Channel, ChannelKeyHash> channels_;
   std::map<std::pair<std::vector<int>, int>, Meeting> meetings_;
   std::vector<SerialTimeline> tx_, rx_;
   std::vector<CopyWithinNode> copies_;  // those under way; their events' rank: -(index + 1)
