@@ -100,6 +100,12 @@ strataResult_t strataCommAbort(strataComm_t comm) {
   });
 }
 
+strataResult_t strataCommRefuseCall(strataComm_t comm, const char* reason) {
+  return strata::api::collective(comm, "strataCommRefuseCall", [&](strataComm*) -> Status {
+    return strata::makeStatus(strataInvalidArgument, "refused by the caller: %s", reason != nullptr ? reason : "(no reason given)");
+  });
+}
+
 strataResult_t strataCommCount(strataComm_t comm, int* count) {
   return strata::api::noThrow("strataCommCount", [&] {
     strata::api::Hold hold(comm);

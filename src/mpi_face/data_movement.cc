@@ -22,11 +22,11 @@ int MPI_Bcast(void* buf, int count, MPI_Datatype type, int root, MPI_Comm comm) 
   const Call c = Call::kBcast;
   return entryPoint(c, comm, [&] {
     strataComm_t sc = movement(c, comm);
-    if (sc == nullptr || !rootInRange(c, comm, root)) return PMPI_Bcast(buf, count, type, root, comm);
+    if (sc == nullptr || !rootInRange(c, comm, sc, root)) return PMPI_Bcast(buf, count, type, root, comm);
     PackedBlocks b;
     if (count < 0 || buf == MPI_IN_PLACE || !b.describe(buf, 1, count, type)) {
       if (const PackedBlocks* f = lackingResources({&b})) return refusePacking(c, comm, *f);
-      countPassed(c, kInvalidArguments);
+      refuseInvalid(c, comm, sc, kInvalidArguments);
       return PMPI_Bcast(buf, count, type, root, comm);
     }
     Guard guard;
@@ -51,7 +51,7 @@ int MPI_Allgather(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, 
                     (inPlace || (scount >= 0 && send.describe(sbuf, 1, scount, stype) && send.bytes(0) == recv.bytes(0)));
     if (!ok) {
       if (const PackedBlocks* f = lackingResources({&recv, &send})) return refusePacking(c, comm, *f);
-      countPassed(c, kInvalidArguments);
+      refuseInvalid(c, comm, sc, kInvalidArguments);
       return PMPI_Allgather(sbuf, scount, stype, rbuf, rcount, rtype, comm);
     }
     Guard guard;
@@ -77,7 +77,7 @@ int MPI_Allgatherv(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf,
                                  send.bytes(0) == recv.bytes(static_cast<size_t>(me))));
     if (!ok) {
       if (const PackedBlocks* f = lackingResources({&recv, &send})) return refusePacking(c, comm, *f);
-      countPassed(c, kInvalidArguments);
+      refuseInvalid(c, comm, sc, kInvalidArguments);
       return PMPI_Allgatherv(sbuf, scount, stype, rbuf, rcounts, displs, rtype, comm);
     }
     Guard guard;
@@ -106,7 +106,7 @@ int MPI_Alltoall(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, i
                                  send.bytes(0) == recv.bytes(0)));
     if (!ok) {
       if (const PackedBlocks* f = lackingResources({&recv, &send})) return refusePacking(c, comm, *f);
-      countPassed(c, kInvalidArguments);
+      refuseInvalid(c, comm, sc, kInvalidArguments);
       return PMPI_Alltoall(sbuf, scount, stype, rbuf, rcount, rtype, comm);
     }
     Guard guard;
@@ -131,7 +131,7 @@ int MPI_Alltoallv(const void* sbuf, const int scounts[], const int sdispls[], MP
                     (inPlace || send.describe(sbuf, scounts, sdispls, p, stype));
     if (!ok) {
       if (const PackedBlocks* f = lackingResources({&recv, &send})) return refusePacking(c, comm, *f);
-      countPassed(c, kInvalidArguments);
+      refuseInvalid(c, comm, sc, kInvalidArguments);
       return PMPI_Alltoallv(sbuf, scounts, sdispls, stype, rbuf, rcounts, rdispls, rtype, comm);
     }
     Guard guard;
@@ -150,7 +150,7 @@ int MPI_Gather(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, int
   const Call c = Call::kGather;
   return entryPoint(c, comm, [&] {
     strataComm_t sc = movement(c, comm);
-    if (sc == nullptr || !rootInRange(c, comm, root)) return PMPI_Gather(sbuf, scount, stype, rbuf, rcount, rtype, root, comm);
+    if (sc == nullptr || !rootInRange(c, comm, sc, root)) return PMPI_Gather(sbuf, scount, stype, rbuf, rcount, rtype, root, comm);
     const int p = sizeOf(comm);
     const bool isRoot = rankOf(comm) == root;
     const bool inPlace = isRoot && sbuf == MPI_IN_PLACE;
@@ -161,7 +161,7 @@ int MPI_Gather(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, int
                             (!isRoot || send.bytes(0) == recv.bytes(0))));
     if (!ok) {
       if (const PackedBlocks* f = lackingResources({&recv, &send})) return refusePacking(c, comm, *f);
-      countPassed(c, kInvalidArguments);
+      refuseInvalid(c, comm, sc, kInvalidArguments);
       return PMPI_Gather(sbuf, scount, stype, rbuf, rcount, rtype, root, comm);
     }
     Guard guard;
@@ -181,7 +181,7 @@ int MPI_Gatherv(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, co
   const Call c = Call::kGatherv;
   return entryPoint(c, comm, [&] {
     strataComm_t sc = movement(c, comm);
-    if (sc == nullptr || !rootInRange(c, comm, root)) {
+    if (sc == nullptr || !rootInRange(c, comm, sc, root)) {
       return PMPI_Gatherv(sbuf, scount, stype, rbuf, rcounts, displs, rtype, root, comm);
     }
     const int p = sizeOf(comm);
@@ -194,7 +194,7 @@ int MPI_Gatherv(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, co
                             (!isRoot || send.bytes(0) == recv.bytes(r))));
     if (!ok) {
       if (const PackedBlocks* f = lackingResources({&recv, &send})) return refusePacking(c, comm, *f);
-      countPassed(c, kInvalidArguments);
+      refuseInvalid(c, comm, sc, kInvalidArguments);
       return PMPI_Gatherv(sbuf, scount, stype, rbuf, rcounts, displs, rtype, root, comm);
     }
     Guard guard;
@@ -215,7 +215,7 @@ int MPI_Scatter(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, in
   const Call c = Call::kScatter;
   return entryPoint(c, comm, [&] {
     strataComm_t sc = movement(c, comm);
-    if (sc == nullptr || !rootInRange(c, comm, root)) return PMPI_Scatter(sbuf, scount, stype, rbuf, rcount, rtype, root, comm);
+    if (sc == nullptr || !rootInRange(c, comm, sc, root)) return PMPI_Scatter(sbuf, scount, stype, rbuf, rcount, rtype, root, comm);
     const int p = sizeOf(comm);
     const bool isRoot = rankOf(comm) == root;
     const bool inPlace = isRoot && rbuf == MPI_IN_PLACE;
@@ -226,7 +226,7 @@ int MPI_Scatter(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, in
                             (!isRoot || recv.bytes(0) == send.bytes(0))));
     if (!ok) {
       if (const PackedBlocks* f = lackingResources({&send, &recv})) return refusePacking(c, comm, *f);
-      countPassed(c, kInvalidArguments);
+      refuseInvalid(c, comm, sc, kInvalidArguments);
       return PMPI_Scatter(sbuf, scount, stype, rbuf, rcount, rtype, root, comm);
     }
     Guard guard;
@@ -245,7 +245,7 @@ int MPI_Scatterv(const void* sbuf, const int scounts[], const int displs[], MPI_
   const Call c = Call::kScatterv;
   return entryPoint(c, comm, [&] {
     strataComm_t sc = movement(c, comm);
-    if (sc == nullptr || !rootInRange(c, comm, root)) {
+    if (sc == nullptr || !rootInRange(c, comm, sc, root)) {
       return PMPI_Scatterv(sbuf, scounts, displs, stype, rbuf, rcount, rtype, root, comm);
     }
     const int p = sizeOf(comm);
@@ -258,7 +258,7 @@ int MPI_Scatterv(const void* sbuf, const int scounts[], const int displs[], MPI_
                             (!isRoot || recv.bytes(0) == send.bytes(r))));
     if (!ok) {
       if (const PackedBlocks* f = lackingResources({&send, &recv})) return refusePacking(c, comm, *f);
-      countPassed(c, kInvalidArguments);
+      refuseInvalid(c, comm, sc, kInvalidArguments);
       return PMPI_Scatterv(sbuf, scounts, displs, stype, rbuf, rcount, rtype, root, comm);
     }
     Guard guard;

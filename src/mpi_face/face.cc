@@ -257,6 +257,8 @@ void countPassed(Call c, const char* why) noexcept {
   }
 }
 
+bool isAbortedMark(strataComm_t sc) { return sc == abortedComm(); }
+
 bool onDevice(const void* p) {
 #ifdef STRATA_HAVE_CUDA
   cudaPointerAttributes attr{};

@@ -56,6 +56,10 @@ strataComm_t strataCommOf(MPI_Comm comm, const char** why);
 // are device memory too. False for host memory, null, and in a build without CUDA.
 bool onDevice(const void* p);
 
+// Whether `sc` is what strataCommOf returns for a communicator whose Strata communicator the face
+// aborted: not a communicator (its calls fail: finishServed).
+bool isAbortedMark(strataComm_t sc);
+
 // Counts the call as passed to the MPI library for `why` (a string literal); where there is no host
 // memory for the count, the call goes uncounted.
 void countPassed(Call c, const char* why) noexcept;

@@ -29,7 +29,7 @@ int elementwise(Call c, StrataElementwise strata, MpiElementwise pmpi, const voi
   strataRedOp_t o;
   strataComm_t sc = reduction(c, comm, type, op, &t, &o);
   if (sc == nullptr || count < 0 || rbuf == MPI_IN_PLACE) {
-    if (sc != nullptr) countPassed(c, kInvalidArguments);
+    refuseInvalid(c, comm, sc, kInvalidArguments);
     return pmpi(sbuf, rbuf, count, type, op, comm);
   }
   Guard guard;
@@ -137,11 +137,11 @@ int MPI_Reduce(const void* sbuf, void* rbuf, int count, MPI_Datatype type, MPI_O
     strataDataType_t t;
     strataRedOp_t o;
     strataComm_t sc = reduction(c, comm, type, op, &t, &o);
-    if (sc == nullptr || !rootInRange(c, comm, root)) return PMPI_Reduce(sbuf, rbuf, count, type, op, root, comm);
+    if (sc == nullptr || !rootInRange(c, comm, sc, root)) return PMPI_Reduce(sbuf, rbuf, count, type, op, root, comm);
     const bool isRoot = rankOf(comm) == root;
     // MPI_IN_PLACE is the root's send buffer only (MPI-3.1 5.9.1); elsewhere MPI reports it.
     if (count < 0 || (sbuf == MPI_IN_PLACE && !isRoot) || (rbuf == MPI_IN_PLACE && isRoot)) {
-      countPassed(c, kInvalidArguments);
+      refuseInvalid(c, comm, sc, kInvalidArguments);
       return PMPI_Reduce(sbuf, rbuf, count, type, op, root, comm);
     }
     Guard guard;
@@ -160,7 +160,7 @@ int MPI_Reduce_scatter_block(const void* sbuf, void* rbuf, int count, MPI_Dataty
     strataRedOp_t o;
     strataComm_t sc = reduction(c, comm, type, op, &t, &o);
     if (sc == nullptr || count < 0 || rbuf == MPI_IN_PLACE) {
-      if (sc != nullptr) countPassed(c, kInvalidArguments);
+      refuseInvalid(c, comm, sc, kInvalidArguments);
       return PMPI_Reduce_scatter_block(sbuf, rbuf, count, type, op, comm);
     }
     Guard guard;
@@ -184,7 +184,7 @@ int MPI_Reduce_scatter(const void* sbuf, void* rbuf, const int rcounts[], MPI_Da
     const int widening = sc == nullptr || rbuf == MPI_IN_PLACE ? MPI_SUCCESS : widened(rcounts, p, true, &n);
     if (widening == MPI_ERR_NO_MEM) return refuseServed(c, comm, widening, "no host memory for the receive counts");
     if (sc == nullptr || widening != MPI_SUCCESS || rbuf == MPI_IN_PLACE) {
-      if (sc != nullptr) countPassed(c, kInvalidArguments);
+      refuseInvalid(c, comm, sc, kInvalidArguments);
       return PMPI_Reduce_scatter(sbuf, rbuf, rcounts, type, op, comm);
     }
     Guard guard;

@@ -1,5 +1,7 @@
 #include "src/mpi_face/serve.h"
 
+#include <cstdio>
+
 #include "src/mpi_face/mpi_types.h"
 
 namespace strata::mpi_face {
@@ -38,9 +40,19 @@ strataComm_t movement(Call c, MPI_Comm comm) {
   return servable(c, comm);
 }
 
-bool rootInRange(Call c, MPI_Comm comm, int root) {
+void refuseInvalid(Call c, MPI_Comm comm, strataComm_t sc, const char* why) {
+  if (sc == nullptr) return;  // not Strata's call on any rank: counted as passed already
+  countPassed(c, why);
+  if (isAbortedMark(sc)) return;
+  Guard guard;  // the refusal's notices are Strata's own MPI calls
+  char reason[160];
+  std::snprintf(reason, sizeof reason, "MPI_%s with %s", callName(c), why);
+  (void)strataCommRefuseCall(sc, reason);  // its code is the refusal's; MPI reports the arguments
+}
+
+bool rootInRange(Call c, MPI_Comm comm, strataComm_t sc, int root) {
   if (root >= 0 && root < sizeOf(comm)) return true;
-  countPassed(c, "root out of range (MPI reports it)");
+  refuseInvalid(c, comm, sc, "root out of range (MPI reports it)");
   return false;
 }
 

@@ -6,7 +6,8 @@
 // collective, the communicator, the root, a reduction's datatype, count and op), and the Strata
 // communicator is created before any check of arguments that may differ between ranks. An argument
 // that only some ranks get wrong (an erroneous program) goes to the MPI library on those ranks,
-// which reports it; their peers' Strata call then ends with Strata's timeout, naming the rank. A rank
+// which reports it, after they refused the call in Strata, so their peers' Strata call fails at
+// once, naming the rank (refuseInvalid). A rank
 // that lacks the resources to take its part (memory for its staging or scratch, a pack or copy that
 // failed) aborts the Strata communicator instead, so its peers' call fails at once (refuseServed,
 // src/mpi_face/face.h).
@@ -35,8 +36,16 @@ strataComm_t reduction(Call c, MPI_Comm comm, MPI_Datatype type, MPI_Op op, stra
 // Data movement: any datatype (packed when not contiguous), provided MPI packs as plain bytes.
 strataComm_t movement(Call c, MPI_Comm comm);
 
-// A root MPI would reject goes to MPI on every rank (every rank passes the same root).
-bool rootInRange(Call c, MPI_Comm comm, int root);
+// An erroneous call (`why`: what is wrong, which MPI reports) that this rank passes to MPI while its
+// peers may make it through Strata (an argument only this rank got wrong): Strata refuses it here
+// (strataCommRefuseCall), so their part fails at once instead of at the communicator's bound;
+// where every rank passes the same wrong argument, every rank refuses it and the communicator stays
+// usable. Counted as passed; `sc` null (the call is not Strata's on any rank), nothing.
+void refuseInvalid(Call c, MPI_Comm comm, strataComm_t sc, const char* why);
+
+// A root MPI would reject goes to MPI (refused in Strata as refuseInvalid's; every rank of a correct
+// program passes the same root).
+bool rootInRange(Call c, MPI_Comm comm, strataComm_t sc, int root);
 
 // After a served call: its result unpacked into the user's buffer where it was packed.
 int unpacked(Call c, MPI_Comm comm, int rc, PackedBlocks* out);

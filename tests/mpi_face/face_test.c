@@ -741,6 +741,49 @@ static void deviceStagingRunsOut(MPI_Comm parent) {
 }
 #endif
 
+/* An argument only one rank gets wrong (a negative count, then a root out of range): that rank's
+ * call goes to MPI, which reports it (MPI_ERR_COUNT, MPI_ERR_ROOT), after the face refused it in
+ * Strata, so its peers' part fails at once, naming the rank (waiting for it they would time out only
+ * at Strata's bound, 300 s by default), and every later call on the communicator fails. */
+static void oneRanksArgumentErrorEndsItsPeersCall(MPI_Comm parent) {
+  int p, me;
+  MPI_Comm_size(parent, &p);
+  MPI_Comm_rank(parent, &me);
+  if (!strataServesWithPeers(p)) return;
+  const int victim = p - 1;
+  for (int kind = 0; kind < 2; ++kind) {
+    MPI_Comm comm;
+    MPI_Comm_dup(parent, &comm);
+    MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+    int in[4] = {1, 2, 3, 4}, out[4] = {0, 0, 0, 0};
+    CHECK(MPI_Allreduce(in, out, 4, MPI_INT, MPI_SUM, comm) == MPI_SUCCESS && out[3] == 4 * p, "warm-up allreduce");
+    MPI_Barrier(parent); /* every rank out of the warm-up */
+    const double start = MPI_Wtime();
+    const int rc = kind == 0 ? MPI_Allreduce(in, out, me == victim ? -1 : 4, MPI_INT, MPI_SUM, comm)
+                             : MPI_Bcast(in, 4, MPI_INT, me == victim ? p : 0, comm);
+    const double seconds = MPI_Wtime() - start;
+    int cls = MPI_SUCCESS, len = 0;
+    char text[MPI_MAX_ERROR_STRING] = "";
+    if (rc != MPI_SUCCESS) {
+      MPI_Error_class(rc, &cls);
+      MPI_Error_string(rc, text, &len);
+    }
+    const char* what = kind == 0 ? "allreduce with a negative count" : "bcast with a root out of range";
+    if (me == victim) {
+      CHECK(cls == (kind == 0 ? MPI_ERR_COUNT : MPI_ERR_ROOT), "the %s on its rank: code %d of class %d, '%s'", what, rc, cls,
+            text);
+    } else {
+      char named[64];
+      snprintf(named, sizeof named, "rank %d refused call", victim);
+      CHECK(cls == MPI_ERR_OTHER && strstr(text, named) != NULL, "a peer of the %s: code %d of class %d, '%s'", what, rc,
+            cls, text);
+    }
+    CHECK(seconds < 20, "the %s took %.1f s: its end must not wait for Strata's bound", what, seconds);
+    CHECK(MPI_Barrier(comm) != MPI_SUCCESS, "a barrier after the %s succeeded", what);
+    MPI_Comm_free(&comm);
+  }
+}
+
 /* A collective in an MPI_COMM_SELF attribute's delete callback, set before any collective: MPI_Finalize
  * deletes it after the face has destroyed its communicators, and the collective must still be right. */
 static int finalizeCollectiveOk = 0;
@@ -790,6 +833,7 @@ int main(int argc, char** argv) {
   /* On a duplicate of MPI_COMM_WORLD, whose size the node shapes under test fit (a split's may not:
    * its calls then go to MPI, which must not get the erroneous ones). */
   strataErrorsReachTheHandler(MPI_COMM_WORLD);
+  oneRanksArgumentErrorEndsItsPeersCall(MPI_COMM_WORLD);
 #ifdef FACE_TEST_DEVICE
   deviceStagingRunsOut(MPI_COMM_WORLD);
 #endif

@@ -112,6 +112,15 @@ typedef struct {
 strataResult_t strataCommInitMpi(strataComm_t* comm, MPI_Comm mpiComm, const strataConfig_t* config /* NULL: defaults */);
 strataResult_t strataCommDestroy(strataComm_t comm);
 strataResult_t strataCommAbort(strataComm_t comm);
+/* This rank will not make the collective its peers make now on comm, for a reason of its own (an
+ * argument only it got wrong: the MPI face's calls that go to MPI for it to report). The call is
+ * numbered and refused as a collective whose arguments Strata refused on this rank: the peers'
+ * part of it fails at once with strataRemoteError naming this rank and `reason` (instead of waiting
+ * for it until the bound), and comm then fails on every rank, as after any refused call; where
+ * every rank refuses the same call (the same wrong argument everywhere), comm stays usable.
+ * Returns the refused call's code, strataInvalidArgument ("refused by the caller: reason"), or the
+ * error that kept it from being made (comm NULL, aborted or unusable). */
+strataResult_t strataCommRefuseCall(strataComm_t comm, const char* reason);
 strataResult_t strataCommCount(strataComm_t comm, int* count);
 strataResult_t strataCommUserRank(strataComm_t comm, int* rank);
 const char* strataGetErrorString(strataResult_t result);
