@@ -558,5 +558,45 @@ TEST(PeerNotices, EveryRankRefusingTheSameCallLeavesTheCommunicatorUsable) {
   EXPECT_EQ(strataCommDestroy(c), strataSuccess);
 }
 
+// strataCommRefuseCall: a call one rank will not make, for a reason of its own, refused as a call
+// whose arguments Strata refused there; its peers' part fails at once, naming the rank and the
+// reason. Made by every rank alike, the communicator stays usable.
+TEST(PeerNotices, ARefusedCallEndsItsPeersWaitsAndEveryRanksRefusalLeavesTheCommunicatorUsable) {
+  const int p = worldSize(), me = worldRank(), refuser = p - 1;
+  strataConfig_t config = STRATA_CONFIG_INITIALIZER;
+  config.timeoutSeconds = 60;
+  strataComm_t c = nullptr;
+  ASSERT_EQ(strataCommInitMpi(&c, MPI_COMM_WORLD, &config), strataSuccess);
+  std::vector<float> x(1000, 1.0f), y(1000, 0.0f);
+  EXPECT_EQ(strataCommRefuseCall(nullptr, "x"), strataInvalidArgument);
+  for (int round = 0; round < 2; ++round) {  // every rank refuses: usable
+    EXPECT_EQ(strataCommRefuseCall(c, "every rank's reason"), strataInvalidArgument);
+    EXPECT_TRUE(contains(strataGetLastError(c), "refused by the caller: every rank's reason")) << strataGetLastError(c);
+    ASSERT_EQ(strataAllReduce(x.data(), y.data(), x.size(), strataFloat32, strataSum, c, nullptr), strataSuccess)
+        << strataGetLastError(c);
+    EXPECT_EQ(y[999], static_cast<float>(p));
+  }
+  if (p > 1) {  // one rank refuses: its peers' call ends at once
+    MPI_Barrier(MPI_COMM_WORLD);
+    const auto start = std::chrono::steady_clock::now();
+    const strataResult_t rc = me == refuser ? strataCommRefuseCall(c, "a reason of its own")
+                                            : strataAllReduce(x.data(), y.data(), x.size(), strataFloat32, strataSum, c, nullptr);
+    const std::string why = strataGetLastError(c);
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (me == refuser) {
+      EXPECT_EQ(rc, strataInvalidArgument) << why;
+    } else {
+      EXPECT_EQ(rc, strataRemoteError) << why;
+      EXPECT_TRUE(contains(why.c_str(), "rank " + std::to_string(refuser) + " refused call #5")) << why;  // after 2 x (refusal, allreduce)
+      EXPECT_TRUE(contains(why.c_str(), "strataCommRefuseCall: refused by the caller: a reason of its own")) << why;
+    }
+    EXPECT_LT(seconds, 20.0) << "the call must end with the notice, not the 60 s bound";
+    EXPECT_NE(strataAllReduce(x.data(), y.data(), x.size(), strataFloat32, strataSum, c, nullptr), strataSuccess)
+        << "a call after one rank's refusal";
+    MPI_Barrier(MPI_COMM_WORLD);
+  }
+  EXPECT_EQ(strataCommDestroy(c), strataSuccess);
+}
+
 }  // namespace
 }  // namespace strata::test
