@@ -29,6 +29,17 @@ Status waitIdle(strataComm_t comm, double seconds) {
                            [&] { return strata::strformat("%d calls in flight to end", comm->inFlight.load()); });
 }
 
+// `function`: `*out` (named `outName`) set to the field `field` of a usable communicator.
+strataResult_t queryInt(strataComm_t comm, const char* function, const char* outName, int strataComm::*field, int* out) {
+  return strata::api::noThrow(function, [&] {
+    strata::api::Hold hold(comm);
+    Status s = strata::api::checkComm(comm, hold);
+    if (s.ok() && out == nullptr) s = strata::makeStatus(strataInvalidArgument, "%s is NULL", outName);
+    if (s.ok()) *out = comm->*field;
+    return strata::api::finish(hold.held() ? comm : nullptr, function, s);
+  });
+}
+
 }  // namespace
 
 extern "C" {
@@ -107,23 +118,11 @@ strataResult_t strataCommRefuseCall(strataComm_t comm, const char* reason) {
 }
 
 strataResult_t strataCommCount(strataComm_t comm, int* count) {
-  return strata::api::noThrow("strataCommCount", [&] {
-    strata::api::Hold hold(comm);
-    Status s = strata::api::checkComm(comm, hold);
-    if (s.ok() && count == nullptr) s = strata::makeStatus(strataInvalidArgument, "count is NULL");
-    if (s.ok()) *count = comm->size;
-    return strata::api::finish(hold.held() ? comm : nullptr, "strataCommCount", s);
-  });
+  return queryInt(comm, "strataCommCount", "count", &strataComm::size, count);
 }
 
 strataResult_t strataCommUserRank(strataComm_t comm, int* rank) {
-  return strata::api::noThrow("strataCommUserRank", [&] {
-    strata::api::Hold hold(comm);
-    Status s = strata::api::checkComm(comm, hold);
-    if (s.ok() && rank == nullptr) s = strata::makeStatus(strataInvalidArgument, "rank is NULL");
-    if (s.ok()) *rank = comm->rank;
-    return strata::api::finish(hold.held() ? comm : nullptr, "strataCommUserRank", s);
-  });
+  return queryInt(comm, "strataCommUserRank", "rank", &strataComm::rank, rank);
 }
 
 strataResult_t strataCommGetAsyncError(strataComm_t comm, strataResult_t* asyncError) {

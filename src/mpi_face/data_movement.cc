@@ -25,9 +25,8 @@ int MPI_Bcast(void* buf, int count, MPI_Datatype type, int root, MPI_Comm comm) 
     if (sc == nullptr || !rootInRange(c, comm, sc, root)) return PMPI_Bcast(buf, count, type, root, comm);
     PackedBlocks b;
     if (count < 0 || buf == MPI_IN_PLACE || !b.describe(buf, 1, count, type)) {
-      if (const PackedBlocks* f = lackingResources({&b})) return refusePacking(c, comm, *f);
-      refuseInvalid(c, comm, sc, kInvalidArguments);
-      return PMPI_Bcast(buf, count, type, root, comm);
+      return unservable(c, comm, sc, {&b},
+                        [&] { return PMPI_Bcast(buf, count, type, root, comm); });
     }
     Guard guard;
     const bool isRoot = rankOf(comm) == root;
@@ -50,9 +49,8 @@ int MPI_Allgather(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, 
     const bool ok = rcount >= 0 && rbuf != MPI_IN_PLACE && recv.describe(rbuf, static_cast<size_t>(p), rcount, rtype) &&
                     (inPlace || (scount >= 0 && send.describe(sbuf, 1, scount, stype) && send.bytes(0) == recv.bytes(0)));
     if (!ok) {
-      if (const PackedBlocks* f = lackingResources({&recv, &send})) return refusePacking(c, comm, *f);
-      refuseInvalid(c, comm, sc, kInvalidArguments);
-      return PMPI_Allgather(sbuf, scount, stype, rbuf, rcount, rtype, comm);
+      return unservable(c, comm, sc, {&recv, &send},
+                        [&] { return PMPI_Allgather(sbuf, scount, stype, rbuf, rcount, rtype, comm); });
     }
     Guard guard;
     if (!(inPlace ? recv.packIn(me, me + 1) : send.packIn())) return refusePacking(c, comm, inPlace ? recv : send);
@@ -76,9 +74,8 @@ int MPI_Allgatherv(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf,
                     (inPlace || (scount >= 0 && send.describe(sbuf, 1, scount, stype) &&
                                  send.bytes(0) == recv.bytes(static_cast<size_t>(me))));
     if (!ok) {
-      if (const PackedBlocks* f = lackingResources({&recv, &send})) return refusePacking(c, comm, *f);
-      refuseInvalid(c, comm, sc, kInvalidArguments);
-      return PMPI_Allgatherv(sbuf, scount, stype, rbuf, rcounts, displs, rtype, comm);
+      return unservable(c, comm, sc, {&recv, &send},
+                        [&] { return PMPI_Allgatherv(sbuf, scount, stype, rbuf, rcounts, displs, rtype, comm); });
     }
     Guard guard;
     const size_t m = static_cast<size_t>(me);
@@ -105,9 +102,8 @@ int MPI_Alltoall(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, i
                     (inPlace || (scount >= 0 && send.describe(sbuf, static_cast<size_t>(p), scount, stype) &&
                                  send.bytes(0) == recv.bytes(0)));
     if (!ok) {
-      if (const PackedBlocks* f = lackingResources({&recv, &send})) return refusePacking(c, comm, *f);
-      refuseInvalid(c, comm, sc, kInvalidArguments);
-      return PMPI_Alltoall(sbuf, scount, stype, rbuf, rcount, rtype, comm);
+      return unservable(c, comm, sc, {&recv, &send},
+                        [&] { return PMPI_Alltoall(sbuf, scount, stype, rbuf, rcount, rtype, comm); });
     }
     Guard guard;
     PackedBlocks& in = inPlace ? recv : send;
@@ -130,9 +126,8 @@ int MPI_Alltoallv(const void* sbuf, const int scounts[], const int sdispls[], MP
     const bool ok = rbuf != MPI_IN_PLACE && recv.describe(rbuf, rcounts, rdispls, p, rtype) &&
                     (inPlace || send.describe(sbuf, scounts, sdispls, p, stype));
     if (!ok) {
-      if (const PackedBlocks* f = lackingResources({&recv, &send})) return refusePacking(c, comm, *f);
-      refuseInvalid(c, comm, sc, kInvalidArguments);
-      return PMPI_Alltoallv(sbuf, scounts, sdispls, stype, rbuf, rcounts, rdispls, rtype, comm);
+      return unservable(c, comm, sc, {&recv, &send},
+                        [&] { return PMPI_Alltoallv(sbuf, scounts, sdispls, stype, rbuf, rcounts, rdispls, rtype, comm); });
     }
     Guard guard;
     PackedBlocks& in = inPlace ? recv : send;
@@ -160,9 +155,8 @@ int MPI_Gather(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, int
     ok = ok && (inPlace || (scount >= 0 && sbuf != MPI_IN_PLACE && send.describe(sbuf, 1, scount, stype) &&
                             (!isRoot || send.bytes(0) == recv.bytes(0))));
     if (!ok) {
-      if (const PackedBlocks* f = lackingResources({&recv, &send})) return refusePacking(c, comm, *f);
-      refuseInvalid(c, comm, sc, kInvalidArguments);
-      return PMPI_Gather(sbuf, scount, stype, rbuf, rcount, rtype, root, comm);
+      return unservable(c, comm, sc, {&recv, &send},
+                        [&] { return PMPI_Gather(sbuf, scount, stype, rbuf, rcount, rtype, root, comm); });
     }
     Guard guard;
     const size_t r = static_cast<size_t>(root);
@@ -193,9 +187,8 @@ int MPI_Gatherv(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, co
     ok = ok && (inPlace || (scount >= 0 && sbuf != MPI_IN_PLACE && send.describe(sbuf, 1, scount, stype) &&
                             (!isRoot || send.bytes(0) == recv.bytes(r))));
     if (!ok) {
-      if (const PackedBlocks* f = lackingResources({&recv, &send})) return refusePacking(c, comm, *f);
-      refuseInvalid(c, comm, sc, kInvalidArguments);
-      return PMPI_Gatherv(sbuf, scount, stype, rbuf, rcounts, displs, rtype, root, comm);
+      return unservable(c, comm, sc, {&recv, &send},
+                        [&] { return PMPI_Gatherv(sbuf, scount, stype, rbuf, rcounts, displs, rtype, root, comm); });
     }
     Guard guard;
     if (!(inPlace ? recv.packIn(r, r + 1) : send.packIn())) return refusePacking(c, comm, inPlace ? recv : send);
@@ -225,9 +218,8 @@ int MPI_Scatter(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, in
     ok = ok && (inPlace || (rcount >= 0 && rbuf != MPI_IN_PLACE && recv.describe(rbuf, 1, rcount, rtype) &&
                             (!isRoot || recv.bytes(0) == send.bytes(0))));
     if (!ok) {
-      if (const PackedBlocks* f = lackingResources({&send, &recv})) return refusePacking(c, comm, *f);
-      refuseInvalid(c, comm, sc, kInvalidArguments);
-      return PMPI_Scatter(sbuf, scount, stype, rbuf, rcount, rtype, root, comm);
+      return unservable(c, comm, sc, {&send, &recv},
+                        [&] { return PMPI_Scatter(sbuf, scount, stype, rbuf, rcount, rtype, root, comm); });
     }
     Guard guard;
     const size_t r = static_cast<size_t>(root);
@@ -257,9 +249,8 @@ int MPI_Scatterv(const void* sbuf, const int scounts[], const int displs[], MPI_
     ok = ok && (inPlace || (rcount >= 0 && rbuf != MPI_IN_PLACE && recv.describe(rbuf, 1, rcount, rtype) &&
                             (!isRoot || recv.bytes(0) == send.bytes(r))));
     if (!ok) {
-      if (const PackedBlocks* f = lackingResources({&send, &recv})) return refusePacking(c, comm, *f);
-      refuseInvalid(c, comm, sc, kInvalidArguments);
-      return PMPI_Scatterv(sbuf, scounts, displs, stype, rbuf, rcount, rtype, root, comm);
+      return unservable(c, comm, sc, {&send, &recv},
+                        [&] { return PMPI_Scatterv(sbuf, scounts, displs, stype, rbuf, rcount, rtype, root, comm); });
     }
     Guard guard;
     if (isRoot && !send.packIn()) return refusePacking(c, comm, send);

@@ -19,6 +19,19 @@
 namespace strata::mpi_face {
 namespace {
 
+// A reduction of one count per rank (`count`, the receive buffer `rbuf`) that Strata serves: its
+// communicator, or null where the call goes to MPI (an erroneous count or MPI_IN_PLACE receive
+// buffer, refused in Strata first: refuseInvalid).
+strataComm_t servedWithCount(Call c, MPI_Comm comm, MPI_Datatype type, MPI_Op op, int count, const void* rbuf,
+                             strataDataType_t* t, strataRedOp_t* o) {
+  strataComm_t sc = reduction(c, comm, type, op, t, o);
+  if (sc != nullptr && (count < 0 || rbuf == MPI_IN_PLACE)) {
+    refuseInvalid(c, comm, sc, kInvalidArguments);
+    return nullptr;
+  }
+  return sc;
+}
+
 // Allreduce, scan and exscan: one count on every rank, MPI_IN_PLACE meaning the receive buffer.
 using StrataElementwise = strataResult_t (*)(const void*, void*, size_t, strataDataType_t, strataRedOp_t, strataComm_t,
                                              cudaStream_t);
@@ -27,11 +40,8 @@ int elementwise(Call c, StrataElementwise strata, MpiElementwise pmpi, const voi
                 MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
   strataDataType_t t;
   strataRedOp_t o;
-  strataComm_t sc = reduction(c, comm, type, op, &t, &o);
-  if (sc == nullptr || count < 0 || rbuf == MPI_IN_PLACE) {
-    refuseInvalid(c, comm, sc, kInvalidArguments);
-    return pmpi(sbuf, rbuf, count, type, op, comm);
-  }
+  strataComm_t sc = servedWithCount(c, comm, type, op, count, rbuf, &t, &o);
+  if (sc == nullptr) return pmpi(sbuf, rbuf, count, type, op, comm);
   Guard guard;
   const void* send = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
   // Exscan's receive buffer is not significant on rank 0 (MPI-3.1 5.11.2): unless it holds the
@@ -158,11 +168,8 @@ int MPI_Reduce_scatter_block(const void* sbuf, void* rbuf, int count, MPI_Dataty
   return entryPoint(c, comm, [&] {
     strataDataType_t t;
     strataRedOp_t o;
-    strataComm_t sc = reduction(c, comm, type, op, &t, &o);
-    if (sc == nullptr || count < 0 || rbuf == MPI_IN_PLACE) {
-      refuseInvalid(c, comm, sc, kInvalidArguments);
-      return PMPI_Reduce_scatter_block(sbuf, rbuf, count, type, op, comm);
-    }
+    strataComm_t sc = servedWithCount(c, comm, type, op, count, rbuf, &t, &o);
+    if (sc == nullptr) return PMPI_Reduce_scatter_block(sbuf, rbuf, count, type, op, comm);
     Guard guard;
     const size_t n = static_cast<size_t>(count);
     if (sbuf != MPI_IN_PLACE) {

@@ -14,6 +14,7 @@
 #pragma once
 
 #include <mpi.h>
+#include <initializer_list>
 #include <strata/strata.h>
 
 #include "src/mpi_face/face.h"
@@ -42,6 +43,17 @@ strataComm_t movement(Call c, MPI_Comm comm);
 // where every rank passes the same wrong argument, every rank refuses it and the communicator stays
 // usable. Counted as passed; `sc` null (the call is not Strata's on any rank), nothing.
 void refuseInvalid(Call c, MPI_Comm comm, strataComm_t sc, const char* why);
+
+// A call whose arguments this rank cannot serve, as `blocks` described them or failed to: where one
+// of `blocks` lacks resources (no memory for its staging), the rank refuses it and aborts
+// (refusePacking); else its arguments are wrong, refused in Strata and passed to MPI to report
+// (refuseInvalid, then `pass`).
+template <typename Pass>
+int unservable(Call c, MPI_Comm comm, strataComm_t sc, std::initializer_list<const PackedBlocks*> blocks, Pass&& pass) {
+  if (const PackedBlocks* f = lackingResources(blocks)) return refusePacking(c, comm, *f);
+  refuseInvalid(c, comm, sc, kInvalidArguments);
+  return pass();
+}
 
 // A root MPI would reject goes to MPI (refused in Strata as refuseInvalid's; every rank of a correct
 // program passes the same root).
