@@ -112,9 +112,12 @@ strataResult_t strataCommAbort(strataComm_t comm) {
 }
 
 strataResult_t strataCommRefuseCall(strataComm_t comm, const char* reason) {
-  return strata::api::collective(comm, "strataCommRefuseCall", [&](strataComm*) -> Status {
+  bool refused = false;  // the call was numbered and refused (collective() tells the peers)
+  const strataResult_t rc = strata::api::collective(comm, "strataCommRefuseCall", [&](strataComm*) -> Status {
+    refused = true;
     return strata::makeStatus(strataInvalidArgument, "refused by the caller: %s", reason != nullptr ? reason : "(no reason given)");
   });
+  return refused && rc == strataInvalidArgument ? strataSuccess : rc;
 }
 
 strataResult_t strataCommCount(strataComm_t comm, int* count) {

@@ -34,6 +34,13 @@ int refusePacking(Call c, MPI_Comm comm, const PackedBlocks& blocks) {
   return refuseServed(c, comm, blocks.errorClass(), blocks.error());
 }
 
+const PackedBlocks* firstFailed(std::initializer_list<const PackedBlocks*> blocks) {
+  for (const PackedBlocks* b : blocks) {
+    if (b->errorClass() != MPI_SUCCESS) return b;
+  }
+  return nullptr;
+}
+
 const PackedBlocks* lackingResources(std::initializer_list<const PackedBlocks*> blocks) {
   for (const PackedBlocks* b : blocks) {
     if (b->lacksResources()) return b;
@@ -109,8 +116,12 @@ bool PackedBlocks::describe(const void* base, const int* counts, const int* disp
 bool PackedBlocks::stage(const Layout& l) {
   // MPI_Pack counts in int: a block goes in pieces of at most INT_MAX bytes, whole elements each
   // (movePieces); only an element itself over 2 GiB cannot, which no rank of a call can know of
-  // another's datatype, so that rank alone passes the call to MPI (serve.h).
-  if (l.size > static_cast<size_t>(INT_MAX)) return fail(MPI_ERR_TYPE, "an element of a non-contiguous datatype over 2 GiB");
+  // another's datatype, so that rank passes the call to MPI (serve.h, unservable: where every rank
+  // has such an element, MPI serves the call).
+  if (l.size > static_cast<size_t>(INT_MAX)) {
+    beyondPacking_ = true;
+    return fail(MPI_ERR_TYPE, "an element of a non-contiguous datatype over 2 GiB, which the face cannot pack");
+  }
   elementBytes_ = l.size;
   staged_ = true;
   size_t total = 0;

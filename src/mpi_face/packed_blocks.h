@@ -60,6 +60,8 @@ class PackedBlocks {
   // Why packing or unpacking failed, and the MPI error class that failure belongs to.
   const std::string& error() const { return error_; }
   int errorClass() const { return errorClass_; }
+  // The failure is a legal datatype the face cannot pack (an element over 2 GiB): MPI serves the call.
+  bool beyondPacking() const { return beyondPacking_; }
   // Whether it failed for want of this rank's resources (memory, CUDA, MPI_Pack), not for its
   // arguments (an invalid datatype, an element over 2 GiB, missing arrays or a negative count:
   // the MPI library is handed those).
@@ -99,6 +101,7 @@ class PackedBlocks {
   void* devicePacked_ = nullptr;        // device memory only: the staging
   std::string error_;
   int errorClass_ = MPI_SUCCESS;
+  bool beyondPacking_ = false;
 };
 
 // The `p` entries of an int array of a v-variant call, widened into `out`: MPI_SUCCESS, or the MPI
@@ -125,6 +128,8 @@ int widened(const int* v, int p, bool counts, std::vector<T>* out) {
 int failPacking(Call c, MPI_Comm comm, const PackedBlocks& blocks);
 // Blocks this rank could not stage or pack before the call: it takes no part in it (refuseServed).
 int refusePacking(Call c, MPI_Comm comm, const PackedBlocks& blocks);
+// The first of `blocks` that failed (described or packed), or null.
+const PackedBlocks* firstFailed(std::initializer_list<const PackedBlocks*> blocks);
 // The first of `blocks` that lacks resources (PackedBlocks::lacksResources), or null.
 const PackedBlocks* lackingResources(std::initializer_list<const PackedBlocks*> blocks);
 

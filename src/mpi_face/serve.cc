@@ -40,14 +40,14 @@ strataComm_t movement(Call c, MPI_Comm comm) {
   return servable(c, comm);
 }
 
-void refuseInvalid(Call c, MPI_Comm comm, strataComm_t sc, const char* why) {
+void refuseInvalid(Call c, MPI_Comm comm, strataComm_t sc, const char* why, const char* detail) {
   if (sc == nullptr) return;  // not Strata's call on any rank: counted as passed already
   countPassed(c, why);
   if (isAbortedMark(sc)) return;
   Guard guard;  // the refusal's notices are Strata's own MPI calls
   char reason[160];
-  std::snprintf(reason, sizeof reason, "MPI_%s with %s", callName(c), why);
-  (void)strataCommRefuseCall(sc, reason);  // its code is the refusal's; MPI reports the arguments
+  std::snprintf(reason, sizeof reason, "MPI_%s: %s", callName(c), detail != nullptr ? detail : why);
+  (void)strataCommRefuseCall(sc, reason);  // where it fails, comm is unusable already; MPI reports the arguments
 }
 
 bool rootInRange(Call c, MPI_Comm comm, strataComm_t sc, int root) {

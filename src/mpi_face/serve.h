@@ -23,6 +23,7 @@
 namespace strata::mpi_face {
 
 inline constexpr const char* kInvalidArguments = "invalid arguments on this rank (MPI reports them)";
+inline constexpr const char* kBeyondPacking = "an element over 2 GiB the face cannot pack (MPI serves it)";
 
 int rankOf(MPI_Comm comm);
 int sizeOf(MPI_Comm comm);
@@ -37,21 +38,26 @@ strataComm_t reduction(Call c, MPI_Comm comm, MPI_Datatype type, MPI_Op op, stra
 // Data movement: any datatype (packed when not contiguous), provided MPI packs as plain bytes.
 strataComm_t movement(Call c, MPI_Comm comm);
 
-// An erroneous call (`why`: what is wrong, which MPI reports) that this rank passes to MPI while its
-// peers may make it through Strata (an argument only this rank got wrong): Strata refuses it here
-// (strataCommRefuseCall), so their part fails at once instead of at the communicator's bound;
-// where every rank passes the same wrong argument, every rank refuses it and the communicator stays
-// usable. Counted as passed; `sc` null (the call is not Strata's on any rank), nothing.
-void refuseInvalid(Call c, MPI_Comm comm, strataComm_t sc, const char* why);
+// A call this rank passes to MPI while its peers may make it through Strata: an argument only this
+// rank got wrong (`why`, a string literal it is counted under; `detail`, where given, says more to
+// the peers), or a datatype only it cannot pack. Strata refuses it here (strataCommRefuseCall), so
+// their part fails at once, naming the rank, instead of at the communicator's bound; where every
+// rank passes the same call, every rank refuses it, the communicator stays usable, and MPI reports
+// (or serves) it on every rank. Not where the peers run the MPI library's own collective through
+// Strata (`native`): they wait in it, unbounded, as without the refusal. `sc` null (the call is
+// not Strata's on any rank): nothing.
+void refuseInvalid(Call c, MPI_Comm comm, strataComm_t sc, const char* why, const char* detail = nullptr);
 
 // A call whose arguments this rank cannot serve, as `blocks` described them or failed to: where one
 // of `blocks` lacks resources (no memory for its staging), the rank refuses it and aborts
-// (refusePacking); else its arguments are wrong, refused in Strata and passed to MPI to report
-// (refuseInvalid, then `pass`).
+// (refusePacking); else its arguments are wrong, or its datatype one the face cannot pack: refused
+// in Strata and passed to MPI to report or serve (refuseInvalid, then `pass`).
 template <typename Pass>
 int unservable(Call c, MPI_Comm comm, strataComm_t sc, std::initializer_list<const PackedBlocks*> blocks, Pass&& pass) {
   if (const PackedBlocks* f = lackingResources(blocks)) return refusePacking(c, comm, *f);
-  refuseInvalid(c, comm, sc, kInvalidArguments);
+  const PackedBlocks* f = firstFailed(blocks);
+  const bool beyond = f != nullptr && f->beyondPacking();
+  refuseInvalid(c, comm, sc, beyond ? kBeyondPacking : kInvalidArguments, f != nullptr ? f->error().c_str() : nullptr);
   return pass();
 }
 

@@ -113,13 +113,17 @@ strataResult_t strataCommInitMpi(strataComm_t* comm, MPI_Comm mpiComm, const str
 strataResult_t strataCommDestroy(strataComm_t comm);
 strataResult_t strataCommAbort(strataComm_t comm);
 /* This rank will not make the collective its peers make now on comm, for a reason of its own (an
- * argument only it got wrong: the MPI face's calls that go to MPI for it to report). The call is
- * numbered and refused as a collective whose arguments Strata refused on this rank: the peers'
- * part of it fails at once with strataRemoteError naming this rank and `reason` (instead of waiting
- * for it until the bound), and comm then fails on every rank, as after any refused call; where
- * every rank refuses the same call (the same wrong argument everywhere), comm stays usable.
- * Returns the refused call's code, strataInvalidArgument ("refused by the caller: reason"), or the
- * error that kept it from being made (comm NULL, aborted or unusable). */
+ * argument only it got wrong: the MPI face's calls that go to MPI for it to report). It counts as
+ * that collective: made in its place in the order of comm's calls, it is numbered and refused as a
+ * collective whose arguments Strata refused on this rank, so the peers' part of it fails at once
+ * with strataRemoteError naming this rank and `reason` (cut to about 200 bytes), instead of
+ * waiting for it until the bound, and comm then fails on every rank, as after any refused call;
+ * where every rank refuses the same call (the same wrong argument everywhere), comm stays usable.
+ * Like any call after a refusal, it first waits (bounded) until every peer has answered this rank's
+ * previous refusal. Peers that wait in the MPI library's own collective (the tuner's "native")
+ * do not hear it. Returns strataSuccess once the call is refused (strataGetLastError(comm) then
+ * says "refused by the caller: reason"), or the error that kept it from being made (comm NULL,
+ * aborted or unusable). */
 strataResult_t strataCommRefuseCall(strataComm_t comm, const char* reason);
 strataResult_t strataCommCount(strataComm_t comm, int* count);
 strataResult_t strataCommUserRank(strataComm_t comm, int* rank);
