@@ -310,10 +310,11 @@ int faceCode(int errorClass, const std::string& message) {
 
 }  // namespace
 
+int failAborted(Call c, MPI_Comm comm) {
+  return failServed(c, comm, MPI_ERR_OTHER, "the communicator's Strata communicator was aborted after an earlier call failed on this rank");
+}
+
 int finishServed(Call c, MPI_Comm comm, strataComm_t sc, strataResult_t rc, const void* probe) {
-  if (sc == abortedComm()) {
-    return failServed(c, comm, MPI_ERR_OTHER, "the communicator's Strata communicator was aborted after an earlier call failed on this rank");
-  }
 #ifdef STRATA_HAVE_CUDA
   // Device (or managed) buffers: the call was queued on the legacy default stream; MPI returns with
   // the result in place.

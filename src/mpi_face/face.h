@@ -57,8 +57,14 @@ strataComm_t strataCommOf(MPI_Comm comm, const char** why);
 bool onDevice(const void* p);
 
 // Whether `sc` is what strataCommOf returns for a communicator whose Strata communicator the face
-// aborted: not a communicator (its calls fail: finishServed).
+// aborted: not a communicator (servable() throws AbortedHere for it).
 bool isAbortedMark(strataComm_t sc);
+
+// Thrown where a call is made on a communicator whose Strata communicator this rank aborted: the
+// call fails at once (entryPoint: failAborted), before it stages anything or reaches Strata.
+struct AbortedHere {};
+// The error of a call made after the abort, through the communicator's handler (failServed's).
+int failAborted(Call c, MPI_Comm comm);
 
 // Counts the call as passed to the MPI library for `why` (a string literal); where there is no host
 // memory for the count, the call goes uncounted.
@@ -95,6 +101,8 @@ int entryPoint(Call c, MPI_Comm comm, Body&& body) {
     return body();
   } catch (const std::bad_alloc&) {
     return outOfMemory(c, comm);
+  } catch (const AbortedHere&) {
+    return failAborted(c, comm);
   }
 }
 

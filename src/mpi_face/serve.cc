@@ -22,6 +22,7 @@ strataComm_t servable(Call c, MPI_Comm comm) {
   if (!mayServe(c, comm, &why)) return countPassed(c, why), nullptr;
   strataComm_t sc = strataCommOf(comm, &why);
   if (sc == nullptr) countPassed(c, why);
+  if (isAbortedMark(sc)) throw AbortedHere{};  // the call fails at once (entryPoint)
   return sc;
 }
 
@@ -43,7 +44,6 @@ strataComm_t movement(Call c, MPI_Comm comm) {
 void refuseInvalid(Call c, MPI_Comm comm, strataComm_t sc, const char* why, const char* detail) {
   if (sc == nullptr) return;  // not Strata's call on any rank: counted as passed already
   countPassed(c, why);
-  if (isAbortedMark(sc)) return;
   Guard guard;  // the refusal's notices are Strata's own MPI calls
   char reason[160];
   std::snprintf(reason, sizeof reason, "MPI_%s: %s", callName(c), detail != nullptr ? detail : why);

@@ -28,7 +28,8 @@ inline constexpr const char* kBeyondPacking = "an element over 2 GiB the face ca
 int rankOf(MPI_Comm comm);
 int sizeOf(MPI_Comm comm);
 
-// The Strata communicator for a call that may go to Strata, or null (counted as passed to MPI).
+// The Strata communicator for a call that may go to Strata, or null (counted as passed to MPI);
+// AbortedHere where this rank aborted it (face.h).
 strataComm_t servable(Call c, MPI_Comm comm);
 
 // Reductions: a predefined type and op with a Strata equivalent (the same on every rank, as MPI
