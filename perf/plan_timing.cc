@@ -129,7 +129,7 @@ double firstCommonGap(const SerialTimeline& a, const SerialTimeline& b, const Co
   }
 }
 
-// One (source, destination, tag) channel: MPI matches its sends and receives in order.
+// A channel's (source, destination, tag).
 struct ChannelKey {
   int src, dst, tag;
   bool operator==(const ChannelKey& o) const { return src == o.src && dst == o.dst && tag == o.tag; }
@@ -144,6 +144,7 @@ struct ChannelKeyHash {
     return static_cast<size_t>(h);
   }
 };
+// One (source, destination, tag) channel: MPI matches its sends and receives in order.
 struct Channel {
   struct Send {
     StepId step;

@@ -48,12 +48,7 @@ strataResult_t strataCommInitMpi(strataComm_t* comm, MPI_Comm mpiComm, const str
   return strata::api::noThrow("strataCommInitMpi", [&] {
     if (comm == nullptr) return strata::api::finish(nullptr, "strataCommInitMpi", strata::makeStatus(strataInvalidArgument, "comm (the output pointer) is NULL"));
     *comm = nullptr;
-    Status s;
-    try {
-      s = strata::createComm(mpiComm, config, comm);
-    } catch (const std::exception& e) {
-      s = strata::makeStatus(strataInternalError, "unexpected exception: %s", e.what());
-    }
+    const Status s = strata::api::guarded(nullptr, [&](strataComm_t) { return strata::createComm(mpiComm, config, comm); });
     return strata::api::finish(nullptr, "strataCommInitMpi", s);
   });
 }

@@ -2,12 +2,12 @@
 
 #include <algorithm>
 #include <atomic>
-#include <new>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -214,7 +214,9 @@ strataComm_t strataCommOf(MPI_Comm comm, const char** why) {
       *why = "Strata could not create its communicator";
       return nullptr;
     }
-    return static_cast<CommSlot*>(value)->sc.load();
+    const strataComm_t sc = static_cast<CommSlot*>(value)->sc.load();
+    if (sc == abortedComm()) throw AbortedHere{};  // the call fails at once (entryPoint)
+    return sc;
   }
   Guard guard;
   strataComm_t sc = nullptr;
@@ -256,8 +258,6 @@ void countPassed(Call c, const char* why) noexcept {
     // No host memory for the count's entry: the call goes to MPI all the same, uncounted.
   }
 }
-
-bool isAbortedMark(strataComm_t sc) { return sc == abortedComm(); }
 
 bool onDevice(const void* p) {
 #ifdef STRATA_HAVE_CUDA

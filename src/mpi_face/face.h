@@ -48,17 +48,14 @@ class Guard {
 // intracommunicator); `why` says why not.
 bool mayServe(Call c, MPI_Comm comm, const char** why);
 // The Strata communicator of `comm`, created at its first intercepted collective (collective over
-// `comm`). Null when it could not be created (`why` says why; the call then goes to MPI).
+// `comm`). Null when it could not be created (`why` says why; the call then goes to MPI);
+// AbortedHere where this rank aborted it.
 strataComm_t strataCommOf(MPI_Comm comm, const char** why);
 
 // Whether `p` is device or managed memory, as Strata classifies a buffer (src/core/memory_space.h):
 // such a call runs on Strata's device path, so the face's scratch, staging and result copies for it
 // are device memory too. False for host memory, null, and in a build without CUDA.
 bool onDevice(const void* p);
-
-// Whether `sc` is what strataCommOf returns for a communicator whose Strata communicator the face
-// aborted: not a communicator (servable() throws AbortedHere for it).
-bool isAbortedMark(strataComm_t sc);
 
 // Thrown where a call is made on a communicator whose Strata communicator this rank aborted: the
 // call fails at once (entryPoint: failAborted), before it stages anything or reaches Strata.

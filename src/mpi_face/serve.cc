@@ -22,7 +22,6 @@ strataComm_t servable(Call c, MPI_Comm comm) {
   if (!mayServe(c, comm, &why)) return countPassed(c, why), nullptr;
   strataComm_t sc = strataCommOf(comm, &why);
   if (sc == nullptr) countPassed(c, why);
-  if (isAbortedMark(sc)) throw AbortedHere{};  // the call fails at once (entryPoint)
   return sc;
 }
 

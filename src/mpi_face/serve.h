@@ -14,8 +14,9 @@
 #pragma once
 
 #include <mpi.h>
-#include <initializer_list>
 #include <strata/strata.h>
+
+#include <initializer_list>
 
 #include "src/mpi_face/face.h"
 #include "src/mpi_face/packed_blocks.h"
