@@ -28,10 +28,21 @@ struct Counts {
   std::map<const char*, long> passed;
 };
 
+bool debugInfo() {
+  const char* d = std::getenv("STRATA_DEBUG");
+  return d != nullptr && (std::strcmp(d, "INFO") == 0 || std::strcmp(d, "TRACE") == 0);
+}
+
 struct State {
   bool enabled[kNumCalls];
+  // The counts are kept only where MPI_Finalize prints them (STRATA_DEBUG=INFO or TRACE, as the
+  // process started): counting a call that MPI serves costs more than the face's own work for it
+  // (the last algorithm's query holds the communicator once more, and a passed call's count is a
+  // map's entry under a lock).
+  const bool keepCounts = debugInfo();
   int commKey = MPI_KEYVAL_INVALID;
   int selfKey = MPI_KEYVAL_INVALID;
+  std::atomic<bool> keysMade{false};  // commKey and selfKey are set (ensureKeys), read without the lock
   Counts counts[kNumCalls];
   std::mutex mutex;                 // creation of keyvals and communicators
   std::vector<MPI_Comm> withComm;   // MPI communicators holding a Strata communicator, in creation order
@@ -52,14 +63,9 @@ State& state() {
   return *s;
 }
 
-bool debugInfo() {
-  const char* d = std::getenv("STRATA_DEBUG");
-  return d != nullptr && (std::strcmp(d, "INFO") == 0 || std::strcmp(d, "TRACE") == 0);
-}
-
 // Diagnostics only: where the host has no memory left to build its lines, some are not printed.
 void printCounts() noexcept try {
-  if (!debugInfo()) return;
+  if (!state().keepCounts) return;
   int rank = 0;
   PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
   for (int c = 0; c < kNumCalls; ++c) {
@@ -158,11 +164,13 @@ int deleteSelf(MPI_Comm, int, void*, void*) {
 // The keyvals, and MPI_COMM_SELF's attribute whose deletion at MPI_Finalize prints the counts.
 void ensureKeys() {
   State& s = state();
+  if (s.keysMade.load(std::memory_order_acquire)) return;  // every call after the first
   std::lock_guard<std::mutex> lock(s.mutex);
   if (s.commKey != MPI_KEYVAL_INVALID) return;
   PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, deleteComm, &s.commKey, nullptr);
   PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, deleteSelf, &s.selfKey, nullptr);
   PMPI_Comm_set_attr(MPI_COMM_SELF, s.selfKey, nullptr);
+  s.keysMade.store(true, std::memory_order_release);
 }
 
 }  // namespace
@@ -248,7 +256,7 @@ strataComm_t strataCommOf(MPI_Comm comm, const char** why) {
 }
 
 void countPassed(Call c, const char* why) noexcept {
-  if (why == nullptr) return;
+  if (why == nullptr || !state().keepCounts) return;
   try {
     ensureKeys();
     Counts& k = state().counts[static_cast<int>(c)];
@@ -331,6 +339,7 @@ int finishServed(Call c, MPI_Comm comm, strataComm_t sc, strataResult_t rc, cons
   (void)probe;
 #endif
   if (rc == strataSuccess) {
+    if (!state().keepCounts) return MPI_SUCCESS;
     if (std::strcmp(strataCommLastAlgorithm(sc), "native") == 0) {
       countPassed(c, "the model expects the MPI library's own collective to be faster");
     } else {
