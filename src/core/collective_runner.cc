@@ -16,19 +16,17 @@ bool sameArrays(const CollectiveArgs& a, const CollectiveArgs& b) {
 }
 }  // namespace
 
-Status planFor(strataComm* comm, const CollectiveArgs& args, std::shared_ptr<CachedPlan>* out) {
+Status planFor(strataComm* comm, const CollectiveArgs& args) {
   // The call runs a plan, not a peer collective (device_path.cc): the last algorithm is the plan's.
   comm->lastPeerAlgorithm = nullptr;
   const PlanKey key = PlanKey::of(args);
   if (comm->lastPlan != nullptr && key == comm->lastKey && (key.arraysHash == 0 || sameArrays(comm->lastPlan->args, args))) {
-    *out = comm->lastPlan;
     return Status::Ok();
   }
   auto it = comm->plans.find(key);
   if (it != comm->plans.end() && sameArrays(it->second->args, args)) {
-    *out = it->second;
     comm->lastKey = key;
-    comm->lastPlan = *out;
+    comm->lastPlan = it->second;
     return Status::Ok();
   }
   TunerInput in;
@@ -69,10 +67,9 @@ Status planFor(strataComm* comm, const CollectiveArgs& args, std::shared_ptr<Cac
   cached->args = args;
   // A long-running job with ever-changing sizes must not grow the cache without bound.
   if (comm->plans.size() >= 4096) comm->plans.clear();
-  *out = cached;
-  comm->plans[key] = std::move(cached);
+  comm->plans[key] = cached;
   comm->lastKey = key;
-  comm->lastPlan = *out;
+  comm->lastPlan = std::move(cached);
   return Status::Ok();
 }
 
@@ -83,10 +80,11 @@ Status runCollective(strataComm* comm, const CollectiveArgs& args, const void* s
   const unsigned long long seq = comm->seq;
   STRATA_CHECK(startCall(comm));
   STRATA_CHECK(synchronizeStream(stream, comm->wait));
-  std::shared_ptr<CachedPlan> cached;
-  Status s = planFor(comm, args, &cached);
+  Status s = planFor(comm, args);
   if (!s.ok()) return s.withContext(strformat("%s #%llu", collectiveName(args.coll), seq));
-  const Plan& plan = cached->plan;
+  // Not a copy of the shared pointer (an atomic count's round trip per call): the communicator's
+  // calls are one at a time, so its last plan stays as it is until this call returns.
+  const Plan& plan = comm->lastPlan->plan;
   if (plan.algorithm == kNativeAlgorithm) {
     s = runNative(comm, args, send, recv);
     if (!s.ok()) {

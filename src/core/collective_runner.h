@@ -10,7 +10,8 @@ namespace strata {
 
 Status runCollective(strataComm* comm, const CollectiveArgs& args, const void* send, void* recv, cudaStream_t stream);
 
-// The plan this rank would run for `args` (built and cached on first use).
-Status planFor(strataComm* comm, const CollectiveArgs& args, std::shared_ptr<CachedPlan>* out);
+// The plan this rank would run for `args` (built and cached on first use), left in
+// comm->lastPlan, where it stays until the communicator's next call.
+Status planFor(strataComm* comm, const CollectiveArgs& args);
 
 }  // namespace strata

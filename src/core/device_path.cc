@@ -74,6 +74,8 @@ constexpr const char* kHeldStreamNote =
     "caller's held stream may share a hardware queue with the progress thread's and stall it; STRATA_DEVICE_SYNC=1 "
     "runs device calls on the calling thread)";
 
+#ifdef STRATA_HAVE_CUDA
+
 // `phases`: the instrumentation the caller had set when it made the call (strata-perf --phases).
 Status runPlan(strataComm* comm, DevicePath& path, const CachedPlan& cached, const void* send, void* recv,
                unsigned long long seq, PhaseTimes* phases) {
@@ -100,8 +102,6 @@ Status runPlan(strataComm* comm, DevicePath& path, const CachedPlan& cached, con
   if (path.async) ctx.deviceStallNote = kHeldStreamNote;
   return path.executor.run(plan, bind, ctx);
 }
-
-#ifdef STRATA_HAVE_CUDA
 
 // ---- The allocation gate -------------------------------------------------------------------------
 // CUDA's allocation and free calls wait for the whole device, and a queued collective holds the
@@ -514,9 +514,9 @@ Status runDeviceCollective(strataComm* comm, const CollectiveArgs& args, const v
   // The peer kernels hold no stream for a ticket, so they are launched without the gate; the plan
   // is agreed (a wait for the peers) before the gate is taken.
   if (peer) return runPeerCollective(comm, *path, args, peerAlgorithm, send, recv, stream);
-  std::shared_ptr<CachedPlan> cached;
-  Status s = planFor(comm, args, &cached);
+  Status s = planFor(comm, args);
   if (!s.ok()) return s.withContext(strformat("%s #%llu", collectiveName(args.coll), seq));
+  std::shared_ptr<CachedPlan> cached = comm->lastPlan;  // queued work keeps it
   std::unique_lock<std::mutex> allocating;
   STRATA_CHECK(reserveFor(comm, *path, *cached, &allocating));
   if (path->async) return enqueueOnStream(comm, *path, std::move(cached), send, recv, seq, stream, allocating);

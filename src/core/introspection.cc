@@ -11,10 +11,9 @@ int hostProcessesOf(strataComm_t comm) { return comm->hostProcesses; }
 bool hasNodeTeam(strataComm_t comm) { return comm->nodeTeam != nullptr; }
 
 Status planOf(strataComm_t comm, const CollectiveArgs& args, PlannedCall* out) {
-  std::shared_ptr<CachedPlan> plan;
-  STRATA_CHECK(planFor(comm, args, &plan));
-  out->algorithm = plan->plan.algorithm;
-  out->predictedSeconds = plan->predictedSeconds;
+  STRATA_CHECK(planFor(comm, args));
+  out->algorithm = comm->lastPlan->plan.algorithm;
+  out->predictedSeconds = comm->lastPlan->predictedSeconds;
   return Status::Ok();
 }
 
