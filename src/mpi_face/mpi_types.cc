@@ -2,6 +2,7 @@
 
 #include <cstring>
 #include <initializer_list>
+#include <vector>
 
 namespace strata::mpi_face {
 
@@ -79,7 +80,10 @@ bool strataOpOf(MPI_Op op, strataRedOp_t* out) {
   return true;
 }
 
-Layout layoutOf(MPI_Datatype type) {
+namespace {
+
+// What MPI says of `type`'s layout, asked every time.
+Layout askedLayout(MPI_Datatype type) {
   Layout l;
   if (type == MPI_DATATYPE_NULL) return l;
   // The _x size: MPI_Type_size gives MPI_UNDEFINED for an element over 2 GiB (MPI-3.1 4.1.5).
@@ -99,6 +103,36 @@ Layout layoutOf(MPI_Datatype type) {
   l.contiguous = size == 0 || (lb == 0 && trueLb == 0 && trueExtent == size && extent == size &&
                                builtContiguously(type, 0));
   return l;
+}
+
+// The predefined types a program most often moves, each with the layout asked of MPI once: a
+// predefined type never changes, and asking again each time (four queries, twice for a call with a
+// send and a receive type) was a fifth of what the face added to a small call (a 2-float
+// MPI_Allgather on 1 rank, 2-core Xeon VM: 161 ns over PMPI's own, 131 with the table).
+struct KnownLayout {
+  MPI_Datatype type;
+  Layout layout;
+};
+std::vector<KnownLayout> predefinedLayouts() {
+  std::vector<KnownLayout> known;
+  for (MPI_Datatype t : {MPI_BYTE, MPI_FLOAT, MPI_DOUBLE, MPI_INT, MPI_CHAR, MPI_UNSIGNED_CHAR, MPI_SIGNED_CHAR,
+                         MPI_LONG, MPI_UNSIGNED_LONG, MPI_LONG_LONG, MPI_UNSIGNED_LONG_LONG, MPI_UNSIGNED, MPI_SHORT,
+                         MPI_UNSIGNED_SHORT, MPI_INT8_T, MPI_INT16_T, MPI_INT32_T, MPI_INT64_T, MPI_UINT8_T,
+                         MPI_UINT16_T, MPI_UINT32_T, MPI_UINT64_T, MPI_C_BOOL, MPI_AINT, MPI_OFFSET, MPI_COUNT}) {
+    const Layout l = t != MPI_DATATYPE_NULL ? askedLayout(t) : Layout{};
+    if (l.valid) known.push_back({t, l});
+  }
+  return known;
+}
+
+}  // namespace
+
+Layout layoutOf(MPI_Datatype type) {
+  static const std::vector<KnownLayout> known = predefinedLayouts();
+  for (const KnownLayout& k : known) {
+    if (k.type == type) return k.layout;
+  }
+  return askedLayout(type);
 }
 
 bool packsAsPlainBytes() {
