@@ -67,14 +67,14 @@ class DevicePath {
 
 namespace {
 
+#ifdef STRATA_HAVE_CUDA
+
 // What a timeout adds where the progress thread's own device work did not finish: that work may
 // sit behind the caller's held stream in a hardware queue the two share (README, "Stream order").
 constexpr const char* kHeldStreamNote =
     " (one possible cause: with more CUDA streams in the process than CUDA_DEVICE_MAX_CONNECTIONS, default 8, the "
     "caller's held stream may share a hardware queue with the progress thread's and stall it; STRATA_DEVICE_SYNC=1 "
     "runs device calls on the calling thread)";
-
-#ifdef STRATA_HAVE_CUDA
 
 // `phases`: the instrumentation the caller had set when it made the call (strata-perf --phases).
 Status runPlan(strataComm* comm, DevicePath& path, const CachedPlan& cached, const void* send, void* recv,
